@@ -1,0 +1,64 @@
+//! Engine throughput in increments per second: one key, Poisson arrivals at 12,000/s, constant
+//! 1 ms hold, 16 rows (utilization 0.75), wait histogram and 1 s time series on.
+//!
+//! `cargo bench --bench throughput` reports two figures:
+//! - `engine`: the engine alone, fed pre-generated arrivals (the per-shard-count cost of a sweep);
+//! - `sweep`: a whole one-shard-count sweep, arrival generation included.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use shardsim::arrivals::ArrivalSource;
+use shardsim::model::{Arrival, Engine, NoEvents};
+use shardsim::scenario::{Overrides, Scenario};
+use shardsim::sweep;
+
+const INCREMENTS: u64 = 2_000_000;
+const RATE_PER_S: u64 = 12_000;
+
+fn scenario() -> Scenario {
+    let text = format!(
+        "shards = [16]\nduration_s = {}\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = {RATE_PER_S}\n",
+        INCREMENTS / RATE_PER_S
+    );
+    Scenario::parse(Path::new("bench.toml"), &text, &Overrides::default()).expect("valid scenario")
+}
+
+fn arrivals(scenario: &Scenario) -> Vec<Arrival> {
+    let mut source = ArrivalSource::open(scenario).expect("opens");
+    let mut all = Vec::new();
+    source
+        .fill(&mut all, usize::MAX)
+        .expect("synthetic arrivals never fail");
+    all
+}
+
+fn throughput(c: &mut Criterion) {
+    let scenario = scenario();
+    let arrivals = arrivals(&scenario);
+    let mut group = c.benchmark_group("increments");
+    group.throughput(Throughput::Elements(arrivals.len() as u64));
+    group.sample_size(10);
+    group.bench_function("engine", |b| {
+        b.iter_batched(
+            || Engine::new(sweep::engine_config(&scenario, 16), NoEvents),
+            |mut engine| {
+                engine.feed(black_box(&arrivals));
+                black_box(engine.finish())
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    group.bench_function("sweep", |b| {
+        b.iter(|| pool.install(|| black_box(sweep::run(&scenario, vec![NoEvents]).expect("runs"))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, throughput);
+criterion_main!(benches);

@@ -1,0 +1,379 @@
+//! Trace replay. A trace is a CSV file with a header: `t_ms` (required; non-decreasing
+//! milliseconds, fractions allowed), `key` and `user` (optional); other columns are ignored.
+//! [`scan`] reads it once before the run to validate every line and learn its keys and end;
+//! [`TraceReplay`] then streams it in chunks, so a trace is never loaded whole.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use csv::{ByteRecord, Reader, ReaderBuilder, Trim};
+
+use super::{DrawNeeds, SimRng, Stream, stream_rng};
+use crate::error::InputError;
+use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
+use crate::scenario::Scenario;
+
+/// Most distinct keys a trace may name.
+pub const MAX_TRACE_KEYS: usize = 10_000_000;
+
+/// The distinct keys of a trace, numbered in order of first appearance.
+#[derive(Debug, Clone, Default)]
+pub struct KeyDict {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl KeyDict {
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The name of key `id`.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// The id of a key name, if the trace has it.
+    pub fn id(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    fn insert(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.id(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
+        id
+    }
+}
+
+/// What a scan of a valid trace learned.
+#[derive(Debug, Clone)]
+pub struct TraceInfo {
+    /// The trace file.
+    pub path: PathBuf,
+    /// Its keys (one unnamed key when it has no `key` column).
+    pub keys: KeyDict,
+    /// Whether it has a `user` column.
+    pub has_user: bool,
+    /// Number of arrivals.
+    pub arrivals: u64,
+    /// Time of the last arrival.
+    pub last_at: SimTime,
+    /// Most arrivals in one time-series window.
+    pub peak_window_arrivals: u64,
+}
+
+/// Reads the whole trace once, checking every line; `horizon`, when set, must lie after the
+/// last arrival.
+pub fn scan(
+    path: &Path,
+    window: SimTime,
+    horizon: Option<SimTime>,
+) -> Result<TraceInfo, InputError> {
+    let mut rows = TraceRows::open(path)?;
+    let mut keys = KeyDict::default();
+    let (mut arrivals, mut last_at) = (0u64, 0);
+    let (mut window_index, mut window_arrivals, mut peak_window_arrivals) = (0, 0u64, 0u64);
+    while let Some(row) = rows.next_row()? {
+        if let Some(horizon) = horizon.filter(|&h| row.at >= h) {
+            return Err(InputError::trace(
+                path,
+                row.line,
+                format!(
+                    "t_ms {} is not before duration_s ({} ms); raise duration_s or leave it out",
+                    crate::model::time::fmt_ms(row.at),
+                    crate::model::time::fmt_ms(horizon)
+                ),
+            ));
+        }
+        let name = std::str::from_utf8(row.key)
+            .map_err(|_| InputError::trace(path, row.line, "key is not valid UTF-8"))?;
+        if keys.id(name).is_none() && keys.len() >= MAX_TRACE_KEYS {
+            return Err(InputError::trace(
+                path,
+                row.line,
+                format!("more than {MAX_TRACE_KEYS} distinct keys"),
+            ));
+        }
+        keys.insert(name);
+        arrivals += 1;
+        last_at = row.at;
+        if row.at / window != window_index {
+            window_index = row.at / window;
+            window_arrivals = 0;
+        }
+        window_arrivals += 1;
+        peak_window_arrivals = peak_window_arrivals.max(window_arrivals);
+    }
+    if arrivals == 0 {
+        return Err(InputError::trace(
+            path,
+            2,
+            "the trace holds no arrivals: add lines after the header",
+        ));
+    }
+    Ok(TraceInfo {
+        path: path.to_path_buf(),
+        keys,
+        has_user: rows.columns.user.is_some(),
+        arrivals,
+        last_at,
+        peak_window_arrivals,
+    })
+}
+
+/// Streams a scanned trace as arrivals, drawing hold times (and slot bits) as it goes.
+#[derive(Debug)]
+pub struct TraceReplay<'a> {
+    rows: TraceRows,
+    info: &'a TraceInfo,
+    hold: HoldDist,
+    needs: DrawNeeds,
+    hold_rng: SimRng,
+    slot_rng: SimRng,
+}
+
+impl<'a> TraceReplay<'a> {
+    /// Opens the trace of `info` for `scenario`, from its first line.
+    pub fn open(
+        info: &'a TraceInfo,
+        scenario: &Scenario,
+        needs: DrawNeeds,
+    ) -> Result<Self, InputError> {
+        Ok(TraceReplay {
+            rows: TraceRows::open(&info.path)?,
+            info,
+            hold: scenario.hold.clone(),
+            needs,
+            hold_rng: stream_rng(scenario.seed, Stream::Holds),
+            slot_rng: stream_rng(scenario.seed, Stream::Slots),
+        })
+    }
+
+    /// Replaces `chunk`'s contents with up to `max` next arrivals.
+    pub fn fill(&mut self, chunk: &mut Vec<Arrival>, max: usize) -> Result<(), InputError> {
+        while chunk.len() < max {
+            let Some(row) = self.rows.next_row()? else {
+                break;
+            };
+            let key = std::str::from_utf8(row.key)
+                .ok()
+                .and_then(|name| self.info.keys.id(name));
+            let Some(key) = key else {
+                return Err(InputError::trace(
+                    &self.info.path,
+                    row.line,
+                    "the trace changed since it was checked",
+                ));
+            };
+            let user = row.user.unwrap_or(NO_USER);
+            let hold = self.hold.sample(&mut self.hold_rng);
+            let random_bits = if self.needs.slot_bits {
+                rand::Rng::next_u64(&mut self.slot_rng)
+            } else {
+                0
+            };
+            chunk.push(Arrival {
+                at: row.at,
+                hold,
+                random_bits,
+                user,
+                key,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Where the known columns are.
+#[derive(Debug, Clone, Copy)]
+struct Columns {
+    t_ms: usize,
+    key: Option<usize>,
+    user: Option<usize>,
+}
+
+/// One parsed line.
+struct Row<'r> {
+    line: u64,
+    at: SimTime,
+    key: &'r [u8],
+    user: Option<u64>,
+}
+
+/// The trace's lines, parsed and checked one at a time.
+#[derive(Debug)]
+struct TraceRows {
+    path: PathBuf,
+    reader: Reader<BufReader<File>>,
+    columns: Columns,
+    record: ByteRecord,
+    line: u64,
+    previous_at: SimTime,
+}
+
+impl TraceRows {
+    fn open(path: &Path) -> Result<Self, InputError> {
+        let file = File::open(path)
+            .map_err(|err| InputError::file(path, format!("cannot read the trace: {err}")))?;
+        let mut reader = ReaderBuilder::new()
+            .trim(Trim::All)
+            .from_reader(BufReader::with_capacity(1 << 16, file));
+        let header = reader
+            .byte_headers()
+            .map_err(|err| csv_error(path, 1, &err))?
+            .clone();
+        let find = |name: &str| header.iter().position(|field| field == name.as_bytes());
+        let Some(t_ms) = find("t_ms") else {
+            return Err(InputError::trace(
+                path,
+                1,
+                "the header has no t_ms column: a trace needs t_ms (arrival time in ms) and may have key and user",
+            ));
+        };
+        Ok(TraceRows {
+            path: path.to_path_buf(),
+            reader,
+            columns: Columns {
+                t_ms,
+                key: find("key"),
+                user: find("user"),
+            },
+            record: ByteRecord::new(),
+            line: 1,
+            previous_at: 0,
+        })
+    }
+
+    fn error(&self, message: String) -> InputError {
+        InputError::trace(&self.path, self.line, message)
+    }
+
+    fn next_row(&mut self) -> Result<Option<Row<'_>>, InputError> {
+        let more = self
+            .reader
+            .read_byte_record(&mut self.record)
+            .map_err(|err| csv_error(&self.path, self.line + 1, &err))?;
+        if !more {
+            return Ok(None);
+        }
+        self.line = self.record.position().map_or(self.line + 1, |p| p.line());
+        let field = |i: usize| self.record.get(i).unwrap_or_default();
+        let t_field = field(self.columns.t_ms);
+        let at = parse_ms(t_field).ok_or_else(|| {
+            self.error(format!(
+                "t_ms {:?} is not a time: use milliseconds ≥ 0 like 12 or 12.5",
+                String::from_utf8_lossy(t_field)
+            ))
+        })?;
+        if at < self.previous_at {
+            return Err(self.error(format!(
+                "t_ms {} is before the previous line's {}: t_ms must not decrease",
+                String::from_utf8_lossy(t_field),
+                crate::model::time::fmt_ms(self.previous_at)
+            )));
+        }
+        self.previous_at = at;
+        let key = self.columns.key.map_or(&b""[..], field);
+        let user = match self.columns.user {
+            Some(i) => Some(parse_user(field(i)).ok_or_else(|| {
+                self.error(format!(
+                    "user {:?} is not a user id: use an integer from 0 to {}",
+                    String::from_utf8_lossy(field(i)),
+                    NO_USER - 1
+                ))
+            })?),
+            None => None,
+        };
+        Ok(Some(Row {
+            line: self.line,
+            at,
+            key,
+            user,
+        }))
+    }
+}
+
+fn csv_error(path: &Path, line: u64, err: &csv::Error) -> InputError {
+    let line = err.position().map_or(line, |p| p.line());
+    match err.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => InputError::trace(
+            path,
+            line,
+            format!("has {len} fields but the header has {expected_len}"),
+        ),
+        csv::ErrorKind::Io(io) => InputError::file(path, format!("cannot read the trace: {io}")),
+        _ => InputError::trace(path, line, format!("malformed CSV: {err}")),
+    }
+}
+
+/// Parses decimal milliseconds (`12`, `12.5`, `0.000001`) exactly into nanoseconds, rounding
+/// digits beyond the nanosecond half up. Times past about 115 days are refused.
+pub fn parse_ms(text: &[u8]) -> Option<SimTime> {
+    const MAX_MS: u64 = 10_000_000_000;
+    let (whole, frac) = match text.iter().position(|&b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &b""[..]),
+    };
+    let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+    if whole.is_empty() && frac.is_empty() || !digits(whole) || !digits(frac) {
+        return None;
+    }
+    let whole_ms: u64 = if whole.is_empty() {
+        0
+    } else {
+        std::str::from_utf8(whole).ok()?.parse().ok()?
+    };
+    if whole_ms > MAX_MS {
+        return None;
+    }
+    let mut frac_ns = 0u64;
+    for i in 0..6 {
+        frac_ns = frac_ns * 10 + frac.get(i).map_or(0, |d| u64::from(d - b'0'));
+    }
+    let round_up = frac.get(6).is_some_and(|&d| d >= b'5');
+    Some(whole_ms * 1_000_000 + frac_ns + u64::from(round_up))
+}
+
+fn parse_user(text: &[u8]) -> Option<u64> {
+    let user: u64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    (user != NO_USER).then_some(user)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_milliseconds_exactly() {
+        assert_eq!(parse_ms(b"0"), Some(0));
+        assert_eq!(parse_ms(b"12.5"), Some(12_500_000));
+        assert_eq!(parse_ms(b".25"), Some(250_000));
+        assert_eq!(parse_ms(b"1.0000004"), Some(1_000_000));
+        assert_eq!(parse_ms(b"1.0000005"), Some(1_000_001));
+        for bad in [
+            &b""[..],
+            b".",
+            b"-1",
+            b"1e3",
+            b"abc",
+            b"1.2.3",
+            b"99999999999",
+        ] {
+            assert_eq!(parse_ms(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! shardsim simulates a sharded counter under load: how long increments wait for their row's
+//! lock, how the queue grows in a burst, and where each shard count's throughput ceiling lies.
+//!
+//! The data flows through the modules in order:
+//!
+//! - [`scenario`]: the TOML scenario, parsed and validated into a resolved [`scenario::Scenario`];
+//! - [`arrivals`]: the increments it offers (Poisson, a rate profile, or a replayed trace);
+//! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
+//! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
+//! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
+//! - [`report`]: the CSV files, the resolved scenario and the terminal table;
+//! - [`theory`]: exact queueing results (Erlang C, M/D/1) to check and explain the numbers;
+//! - [`cli`] and [`app`]: the command line and the orchestration behind it.
+//!
+//! The exact core is [`model::ShardedCounter`], which reproduces the model's reference example:
+//!
+//! ```
+//! use shardsim::model::{ShardedCounter, ms};
+//!
+//! let mut counter = ShardedCounter::new(2, ms(10));
+//! let waits: Vec<u64> = [("p", 0), ("p", 0), ("p", 0), ("p", 5)]
+//!     .iter()
+//!     .map(|&(key, now)| counter.increment(key, ms(now)).unwrap())
+//!     .collect();
+//! assert_eq!(waits, [0, 0, ms(10), ms(5)]);
+//! assert_eq!(counter.get("p"), 4);
+//! assert_eq!(counter.increment("q", ms(0)).unwrap(), 0);
+//! ```
+
+pub mod app;
+pub mod arrivals;
+pub mod cli;
+pub mod error;
+pub mod model;
+pub mod report;
+pub mod scenario;
+pub mod stats;
+pub mod sweep;
+pub mod theory;

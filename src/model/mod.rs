@@ -1,0 +1,21 @@
+//! The lock model and the engine that runs it.
+//!
+//! - [`time`]: simulated time in integer nanoseconds;
+//! - [`calendar`]: the event calendar, ordered by (time, sequence number);
+//! - [`rows`]: each key's shard rows, and the slot-choice policies;
+//! - [`hold`]: hold-time distributions;
+//! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
+//! - [`engine`]: the discrete-event simulation of one shard count.
+
+pub mod calendar;
+pub mod counter;
+pub mod engine;
+pub mod hold;
+pub mod rows;
+pub mod time;
+
+pub use counter::ShardedCounter;
+pub use engine::{Arrival, Engine, EngineConfig, NO_USER, NoEvents, Observer, ShardRun};
+pub use hold::HoldDist;
+pub use rows::{Grant, Policy, RowTable};
+pub use time::{SimTime, ms};

@@ -1,0 +1,330 @@
+//! Each key's shard rows and the policies that choose one for an increment.
+//!
+//! A row is locked from the start of an update until its hold ends; an update that finds its
+//! row busy starts when the row becomes free (`start = max(now, free_at)`), so every row serves
+//! its updates first come, first served. Keys never share rows.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::time::SimTime;
+
+/// How an increment chooses one of its key's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// The row that becomes free earliest, lowest index on ties: the exact model. With FIFO
+    /// arrivals this is one queue in front of `shards` servers (M/G/c).
+    #[default]
+    EarliestFree,
+    /// A uniformly random row, as in the seeds' `random.randrange(N)`: `shards` independent
+    /// queues, each offered `1/shards` of the load.
+    Random,
+    /// Rows in turn, per key: 0, 1, …, N−1, 0, …
+    RoundRobin,
+    /// Row = hash(user id) mod N, so one user's like and unlike land on the same row.
+    HashUser,
+}
+
+impl Policy {
+    /// Every policy, in documentation order.
+    pub const ALL: [Policy; 4] = [
+        Policy::EarliestFree,
+        Policy::Random,
+        Policy::RoundRobin,
+        Policy::HashUser,
+    ];
+
+    /// The policy's name in scenarios and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::EarliestFree => "earliest-free",
+            Policy::Random => "random",
+            Policy::RoundRobin => "round-robin",
+            Policy::HashUser => "hash-user",
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Policy::ALL
+            .into_iter()
+            .find(|policy| policy.name() == s)
+            .ok_or_else(|| {
+                format!("unknown policy {s:?}: allowed are earliest-free, random, round-robin, hash-user")
+            })
+    }
+}
+
+/// The row an increment took and when its hold starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// Index of the row within its key, `0..shards`.
+    pub slot: u32,
+    /// When the update takes the row lock (`≥` the arrival time).
+    pub start: SimTime,
+}
+
+/// A row in an earliest-free heap: ordered by (free time, index), so the heap's top is the row
+/// that becomes free earliest, lowest index on ties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct FreeRow {
+    free_at: SimTime,
+    slot: u32,
+}
+
+const NO_BLOCK: u32 = u32::MAX;
+
+/// The rows of every key, in flat vectors indexed by a dense key id. A key's rows are created
+/// on its first increment, so memory follows the keys actually touched.
+#[derive(Debug, Clone)]
+pub struct RowTable {
+    shards: u32,
+    policy: Policy,
+    /// Dense key id → block number, or `NO_BLOCK` for a key not yet touched.
+    block_of_key: Vec<u32>,
+    /// Earliest-free: per block, a binary min-heap of `shards` rows.
+    heaps: Vec<FreeRow>,
+    /// Other policies: per block, each row's free time by index.
+    free_at: Vec<SimTime>,
+    /// Per block, each row's count by index.
+    counts: Vec<u64>,
+    /// Round-robin: per block, the next row to use.
+    cursors: Vec<u32>,
+}
+
+impl RowTable {
+    /// An empty table of `shards` rows per key (`shards ≥ 1`), expecting about `key_hint` keys.
+    pub fn new(shards: u32, policy: Policy, key_hint: usize) -> Self {
+        assert!(shards >= 1, "a key needs at least one row");
+        RowTable {
+            shards,
+            policy,
+            block_of_key: vec![NO_BLOCK; key_hint],
+            heaps: Vec::new(),
+            free_at: Vec::new(),
+            counts: Vec::new(),
+            cursors: Vec::new(),
+        }
+    }
+
+    /// Rows per key.
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// The slot-choice policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Takes a row of `key` for an update arriving at `now` and holding for `hold`, adds one to
+    /// that row, and returns the row and the start time. `random_bits` (uniform) drives the
+    /// `random` policy and `user` the `hash-user` policy; the others ignore them.
+    #[inline]
+    pub fn acquire(
+        &mut self,
+        key: u32,
+        now: SimTime,
+        hold: SimTime,
+        random_bits: u64,
+        user: u64,
+    ) -> Grant {
+        let block = self.block_for(key);
+        let n = self.shards as usize;
+        let base = block * n;
+        let grant = match self.policy {
+            Policy::EarliestFree => {
+                let heap = &mut self.heaps[base..base + n];
+                let top = heap[0];
+                let start = now.max(top.free_at);
+                replace_top(
+                    heap,
+                    FreeRow {
+                        free_at: start.saturating_add(hold),
+                        slot: top.slot,
+                    },
+                );
+                Grant {
+                    slot: top.slot,
+                    start,
+                }
+            }
+            _ => {
+                let slot = match self.policy {
+                    Policy::Random => ((random_bits as u128 * n as u128) >> 64) as u32,
+                    Policy::RoundRobin => {
+                        let cursor = &mut self.cursors[block];
+                        let slot = *cursor;
+                        *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
+                        slot
+                    }
+                    Policy::HashUser => (mix64(user) % self.shards as u64) as u32,
+                    Policy::EarliestFree => unreachable!("handled above"),
+                };
+                let free_at = &mut self.free_at[base + slot as usize];
+                let start = now.max(*free_at);
+                *free_at = start.saturating_add(hold);
+                Grant { slot, start }
+            }
+        };
+        self.counts[base + grant.slot as usize] += 1;
+        grant
+    }
+
+    /// The key's total: the sum of its rows (0 for a key never incremented).
+    pub fn total(&self, key: u32) -> u64 {
+        match self.block_of(key) {
+            Some(block) => {
+                let n = self.shards as usize;
+                self.counts[block * n..(block + 1) * n].iter().sum()
+            }
+            None => 0,
+        }
+    }
+
+    /// The count held by one row of `key` (0 for a key never incremented).
+    pub fn row_count(&self, key: u32, slot: u32) -> u64 {
+        match self.block_of(key) {
+            Some(block) => self.counts[block * self.shards as usize + slot as usize],
+            None => 0,
+        }
+    }
+
+    /// Keys that have rows (were incremented at least once).
+    pub fn keys_touched(&self) -> usize {
+        self.counts.len() / self.shards as usize
+    }
+
+    fn block_of(&self, key: u32) -> Option<usize> {
+        match self.block_of_key.get(key as usize) {
+            Some(&block) if block != NO_BLOCK => Some(block as usize),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn block_for(&mut self, key: u32) -> usize {
+        if let Some(block) = self.block_of(key) {
+            return block;
+        }
+        self.create_block(key)
+    }
+
+    #[cold]
+    fn create_block(&mut self, key: u32) -> usize {
+        let key = key as usize;
+        if key >= self.block_of_key.len() {
+            self.block_of_key.resize(key + 1, NO_BLOCK);
+        }
+        let block = self.keys_touched();
+        self.block_of_key[key] = u32::try_from(block).expect("fewer than 2^32 keys");
+        let n = self.shards;
+        self.counts.extend(std::iter::repeat_n(0, n as usize));
+        match self.policy {
+            // Rows all free at 0 in index order already form a valid min-heap.
+            Policy::EarliestFree => self
+                .heaps
+                .extend((0..n).map(|slot| FreeRow { free_at: 0, slot })),
+            _ => self.free_at.extend(std::iter::repeat_n(0, n as usize)),
+        }
+        if self.policy == Policy::RoundRobin {
+            self.cursors.push(0);
+        }
+        block
+    }
+}
+
+/// Replaces a min-heap's top and restores the heap order: O(log n).
+#[inline]
+fn replace_top(heap: &mut [FreeRow], item: FreeRow) {
+    let len = heap.len();
+    let mut hole = 0;
+    loop {
+        let left = 2 * hole + 1;
+        if left >= len {
+            break;
+        }
+        let right = left + 1;
+        let child = if right < len && heap[right] < heap[left] {
+            right
+        } else {
+            left
+        };
+        if heap[child] >= item {
+            break;
+        }
+        heap[hole] = heap[child];
+        hole = child;
+    }
+    heap[hole] = item;
+}
+
+/// The SplitMix64 finaliser: a fast, well-mixed, stable 64-bit hash of an integer
+/// (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014).
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_free_prefers_the_earliest_then_the_lowest_index() {
+        let mut rows = RowTable::new(3, Policy::EarliestFree, 1);
+        let slots: Vec<u32> = (0..3).map(|_| rows.acquire(0, 0, 10, 0, 0).slot).collect();
+        assert_eq!(slots, [0, 1, 2]);
+        // All three free at 10: lowest index first.
+        assert_eq!(rows.acquire(0, 20, 5, 0, 0), Grant { slot: 0, start: 20 });
+        // Rows 1 and 2 are free at 10, row 0 at 25: row 1 (earliest, then lowest index).
+        assert_eq!(rows.acquire(0, 20, 1, 0, 0), Grant { slot: 1, start: 20 });
+        assert_eq!(rows.total(0), 5);
+    }
+
+    #[test]
+    fn round_robin_cycles_per_key() {
+        let mut rows = RowTable::new(3, Policy::RoundRobin, 2);
+        let a: Vec<u32> = (0..4).map(|_| rows.acquire(0, 0, 1, 0, 0).slot).collect();
+        let b = rows.acquire(1, 0, 1, 0, 0).slot;
+        assert_eq!((a, b), (vec![0, 1, 2, 0], 0));
+    }
+
+    #[test]
+    fn random_maps_bits_uniformly_onto_rows() {
+        let mut rows = RowTable::new(4, Policy::Random, 1);
+        assert_eq!(rows.acquire(0, 0, 1, 0, 0).slot, 0);
+        assert_eq!(rows.acquire(0, 0, 1, u64::MAX, 0).slot, 3);
+        assert_eq!(rows.acquire(0, 0, 1, 1 << 63, 0).slot, 2);
+    }
+
+    #[test]
+    fn hash_user_sends_a_user_to_the_same_row() {
+        let mut rows = RowTable::new(16, Policy::HashUser, 1);
+        let first = rows.acquire(0, 0, 1, 0, 9001).slot;
+        assert!((0..10).all(|_| rows.acquire(0, 5, 1, 0, 9001).slot == first));
+    }
+
+    #[test]
+    fn untouched_keys_have_no_rows() {
+        let mut rows = RowTable::new(8, Policy::EarliestFree, 1000);
+        rows.acquire(7, 0, 1, 0, 0);
+        assert_eq!(rows.keys_touched(), 1);
+        assert_eq!(rows.total(3), 0);
+        assert_eq!(rows.total(5000), 0);
+    }
+}

@@ -1,0 +1,92 @@
+//! `events.csv`: every increment with its row, start, wait and hold, for small traces and for
+//! explaining a single wait. Each shard count streams its rows into its own part file while
+//! the engines run; [`merge_parts`] joins them in shard-count order under one header.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::model::time::fmt_ms;
+use crate::model::{Arrival, Grant, NO_USER, Observer, RowTable};
+use crate::scenario::Scenario;
+
+/// The columns of `events.csv`, in order.
+pub const EVENT_COLUMNS: [&str; 9] = [
+    "shards",
+    "t_ms",
+    "key",
+    "user",
+    "slot",
+    "start_ms",
+    "wait_ms",
+    "hold_ms",
+    "key_count",
+];
+
+/// An observer writing one shard count's increments as CSV rows (no header).
+#[derive(Debug)]
+pub struct EventLog<'a> {
+    writer: csv::Writer<BufWriter<File>>,
+    scenario: &'a Scenario,
+    shards: String,
+    error: Option<io::Error>,
+}
+
+impl<'a> EventLog<'a> {
+    /// Creates the part file at `path` for `shards`.
+    pub fn create(path: &Path, scenario: &'a Scenario, shards: u32) -> io::Result<Self> {
+        let file = File::create(path)?;
+        Ok(EventLog {
+            writer: csv::Writer::from_writer(BufWriter::new(file)),
+            scenario,
+            shards: shards.to_string(),
+            error: None,
+        })
+    }
+
+    /// Flushes the part file, reporting the first write error.
+    pub fn close(mut self) -> io::Result<()> {
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        self.writer.flush()
+    }
+}
+
+impl Observer for EventLog<'_> {
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &RowTable) {
+        if self.error.is_some() {
+            return;
+        }
+        let user = if arrival.user == NO_USER {
+            String::new()
+        } else {
+            arrival.user.to_string()
+        };
+        let record = [
+            self.shards.clone(),
+            fmt_ms(arrival.at),
+            self.scenario.key_name(arrival.key).into_owned(),
+            user,
+            grant.slot.to_string(),
+            fmt_ms(grant.start),
+            fmt_ms(grant.start - arrival.at),
+            fmt_ms(arrival.hold),
+            rows.total(arrival.key).to_string(),
+        ];
+        if let Err(err) = self.writer.write_record(&record) {
+            self.error = Some(err.into());
+        }
+    }
+}
+
+/// Writes `target` as the header followed by every part in order, deleting the parts.
+pub fn merge_parts(target: &Path, parts: &[PathBuf]) -> io::Result<()> {
+    let mut out = BufWriter::new(File::create(target)?);
+    writeln!(out, "{}", EVENT_COLUMNS.join(","))?;
+    for part in parts {
+        io::copy(&mut File::open(part)?, &mut out)?;
+        std::fs::remove_file(part)?;
+    }
+    out.flush()
+}

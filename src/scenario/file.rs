@@ -1,0 +1,96 @@
+//! The scenario file as written: serde types mirroring the TOML, every table closed to unknown
+//! fields. [`super::validate`] turns it into a resolved [`super::Scenario`]; the resolved form
+//! is written back as this type, with every default filled in.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Policy;
+
+/// A scenario file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Names the output folder `output/<name>/`; defaults to the file's stem.
+    pub name: Option<String>,
+    /// What the scenario models, in a sentence or two.
+    pub description: Option<String>,
+    /// Seed of every random draw; the same seed gives the same bytes. Default 1.
+    pub seed: Option<u64>,
+    /// Simulated period in seconds. Required with `arrivals.rate_per_s`; defaults to the
+    /// profile's length, or to the trace's last arrival rounded up to a whole window.
+    pub duration_s: Option<f64>,
+    /// The shard counts (rows per key) to simulate, each ≥ 1.
+    pub shards: Option<Vec<u32>>,
+    /// How an increment chooses its row. Default `earliest-free`.
+    pub policy: Option<Policy>,
+    /// Time-series window in seconds. Default 1.
+    pub window_s: Option<f64>,
+    /// How long an update holds its row.
+    pub hold: Option<HoldTable>,
+    /// When increments arrive.
+    pub arrivals: Option<ArrivalsTable>,
+    /// How many keys share the traffic, and how skewed it is.
+    pub keys: Option<KeysTable>,
+    /// The synthetic user population (for `hash-user`).
+    pub users: Option<UsersTable>,
+}
+
+/// `[hold]`: the hold-time distribution.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoldTable {
+    /// `constant`, `exponential`, `lognormal` or `uniform`.
+    pub dist: Option<String>,
+    /// `constant`: the hold in milliseconds.
+    pub ms: Option<f64>,
+    /// `exponential`: the mean hold in milliseconds.
+    pub mean_ms: Option<f64>,
+    /// `lognormal`: the median hold in milliseconds.
+    pub median_ms: Option<f64>,
+    /// `lognormal`: the 99th-percentile hold in milliseconds.
+    pub p99_ms: Option<f64>,
+    /// `uniform`: the shortest hold in milliseconds.
+    pub min_ms: Option<f64>,
+    /// `uniform`: the longest hold in milliseconds.
+    pub max_ms: Option<f64>,
+}
+
+/// `[arrivals]`: exactly one of a constant rate, a profile or a trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalsTable {
+    /// Poisson arrivals at this many increments a second.
+    pub rate_per_s: Option<f64>,
+    /// Piecewise-constant Poisson rate: consecutive segments.
+    pub profile: Option<Vec<ProfileSegment>>,
+    /// A CSV trace to replay exactly, relative to the scenario file.
+    pub trace: Option<String>,
+}
+
+/// One segment of a rate profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSegment {
+    /// Length of the segment in seconds (> 0).
+    pub seconds: f64,
+    /// Poisson rate during the segment (≥ 0).
+    pub rate_per_s: f64,
+}
+
+/// `[keys]`: many keys with Zipf popularity.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysTable {
+    /// Number of keys (≥ 1). Default 1.
+    pub count: Option<u32>,
+    /// Zipf exponent: key of rank k gets weight 1/k^s (0 is uniform). Default 1.
+    pub zipf_s: Option<f64>,
+}
+
+/// `[users]`: the synthetic user population.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsersTable {
+    /// Number of distinct users, each equally likely to send an increment. Default 1,000,000.
+    pub count: Option<u64>,
+}

@@ -1,0 +1,143 @@
+//! Scenarios: what to simulate. A TOML file is parsed into [`file::ScenarioFile`], command-line
+//! [`Overrides`] are applied, and [`validate`] resolves it into a [`Scenario`] in simulation
+//! units (nanoseconds, validated distributions, a scanned trace) — or a one-line
+//! [`InputError`] naming the file, the field and what is allowed.
+
+pub mod file;
+mod validate;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use crate::arrivals::trace::TraceInfo;
+use crate::error::InputError;
+use crate::model::{HoldDist, Policy, SimTime};
+
+pub use file::ScenarioFile;
+
+/// Values from the command line that replace the scenario's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--shards`: the shard counts.
+    pub shards: Option<Vec<u32>>,
+    /// `--seed`: the seed.
+    pub seed: Option<u64>,
+    /// `--policy`: the slot-choice policy.
+    pub policy: Option<Policy>,
+}
+
+/// A validated scenario, in simulation units.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The scenario file it came from.
+    pub path: PathBuf,
+    /// Its name (the output folder's name).
+    pub name: String,
+    /// What it models.
+    pub description: String,
+    /// Seed of every random draw.
+    pub seed: u64,
+    /// Shard counts to simulate, ascending.
+    pub shards: Vec<u32>,
+    /// How an increment chooses its row.
+    pub policy: Policy,
+    /// Time-series window length.
+    pub window: SimTime,
+    /// End of the simulated period.
+    pub horizon: SimTime,
+    /// The hold-time distribution.
+    pub hold: HoldDist,
+    /// Where arrivals come from.
+    pub arrivals: ArrivalPlan,
+    /// Synthetic keys (a trace names its own keys).
+    pub keys: KeyPlan,
+    /// Size of the synthetic user population.
+    pub users: u64,
+    /// The scenario as resolved, defaults filled in, for `scenario.toml`.
+    pub resolved: ScenarioFile,
+}
+
+/// Where arrivals come from.
+#[derive(Debug, Clone)]
+pub enum ArrivalPlan {
+    /// A Poisson process whose rate is constant within each segment.
+    Poisson {
+        /// Consecutive segments covering `[0, horizon)`.
+        segments: Vec<RateSegment>,
+    },
+    /// A trace replayed exactly.
+    Trace(TraceInfo),
+}
+
+/// One constant-rate stretch of a Poisson profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSegment {
+    /// End of the segment (exclusive); it starts where the previous one ended.
+    pub end: SimTime,
+    /// Arrivals per second during the segment.
+    pub rate_per_s: f64,
+}
+
+/// The synthetic key population.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeyPlan {
+    /// Number of keys.
+    pub count: u32,
+    /// Zipf exponent of their popularity.
+    pub zipf_s: f64,
+}
+
+impl Scenario {
+    /// Reads, parses and validates a scenario file with command-line overrides applied.
+    pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| InputError::file(path, format!("cannot read the scenario: {err}")))?;
+        Scenario::parse(path, &text, overrides)
+    }
+
+    /// Parses and validates scenario text; `path` names it in errors and anchors a relative
+    /// trace path.
+    pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
+        let file = validate::parse(path, text)?;
+        validate::resolve(path, file, overrides)
+    }
+
+    /// Number of time-series windows: `ceil(horizon / window)`.
+    pub fn window_count(&self) -> usize {
+        self.horizon.div_ceil(self.window) as usize
+    }
+
+    /// The simulated period in seconds.
+    pub fn duration_s(&self) -> f64 {
+        self.horizon as f64 / 1e9
+    }
+
+    /// The highest offered rate: the profile's busiest segment, or a trace's busiest window.
+    pub fn peak_offered_per_s(&self) -> f64 {
+        match &self.arrivals {
+            ArrivalPlan::Poisson { segments } => segments
+                .iter()
+                .map(|segment| segment.rate_per_s)
+                .fold(0.0, f64::max),
+            ArrivalPlan::Trace(info) => {
+                info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
+            }
+        }
+    }
+
+    /// Number of distinct keys the arrivals can name.
+    pub fn key_count(&self) -> usize {
+        match &self.arrivals {
+            ArrivalPlan::Poisson { .. } => self.keys.count as usize,
+            ArrivalPlan::Trace(info) => info.keys.len(),
+        }
+    }
+
+    /// The display name of a dense key id: the trace's key, or the synthetic key's rank − 1.
+    pub fn key_name(&self, key: u32) -> Cow<'_, str> {
+        match &self.arrivals {
+            ArrivalPlan::Trace(info) => Cow::Borrowed(info.keys.name(key)),
+            ArrivalPlan::Poisson { .. } => Cow::Owned(key.to_string()),
+        }
+    }
+}

@@ -1,0 +1,483 @@
+//! Parsing and validation: every rule a scenario must meet, each failure a one-line message
+//! naming the field and what is allowed.
+
+use std::path::Path;
+
+use super::file::{ArrivalsTable, HoldTable, KeysTable, ScenarioFile, UsersTable};
+use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario};
+use crate::arrivals::trace::{self, TraceInfo};
+use crate::error::InputError;
+use crate::model::hold::MAX_HOLD_NS;
+use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
+use crate::model::{HoldDist, Policy, SimTime};
+
+/// Longest simulated period, in seconds (about 115 days).
+pub const MAX_DURATION_S: f64 = 1e7;
+/// Longest hold parameter, in milliseconds (one hour).
+pub const MAX_HOLD_MS: f64 = 3.6e6;
+/// Highest arrival rate, per second.
+pub const MAX_RATE_PER_S: f64 = 1e9;
+/// Most rows per key.
+pub const MAX_SHARDS: u32 = 1 << 20;
+/// Most synthetic keys.
+pub const MAX_KEYS: u32 = 10_000_000;
+/// Most rows one sweep may create: keys × the sum of the shard counts.
+pub const MAX_TOTAL_ROWS: u64 = 1 << 27;
+/// Most time-series windows.
+pub const MAX_WINDOWS: u64 = 10_000_000;
+/// Seed used when a scenario sets none.
+pub const DEFAULT_SEED: u64 = 1;
+/// Synthetic users when `[users]` sets none.
+pub const DEFAULT_USERS: u64 = 1_000_000;
+
+/// Parses the TOML text, naming the field path and line of any error.
+pub(super) fn parse(path: &Path, text: &str) -> Result<ScenarioFile, InputError> {
+    let deserializer =
+        toml::Deserializer::parse(text).map_err(|err| toml_error(path, text, ".", &err))?;
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
+        let field = err.path().to_string();
+        toml_error(path, text, &field, err.inner())
+    })
+}
+
+fn toml_error(path: &Path, text: &str, field: &str, err: &toml::de::Error) -> InputError {
+    let message = err.message().trim().replace('\n', " ");
+    let line = err
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    match (field, line) {
+        ("." | "", Some(line)) => InputError::scenario(path, format!("line {line}"), message),
+        ("." | "", None) => InputError::scenario(path, "(file)", message),
+        (field, Some(line)) => {
+            InputError::scenario(path, field, format!("{message} (line {line})"))
+        }
+        (field, None) => InputError::scenario(path, field, message),
+    }
+}
+
+/// Applies the overrides and checks every field, producing the resolved scenario.
+pub(super) fn resolve(
+    path: &Path,
+    mut file: ScenarioFile,
+    overrides: &Overrides,
+) -> Result<Scenario, InputError> {
+    let err = |field: &str, message: String| InputError::scenario(path, field, message);
+    let name = resolve_name(path, file.name.as_deref()).map_err(|m| err("name", m))?;
+    let shards = match &overrides.shards {
+        Some(shards) => check_shards(shards).map_err(|message| InputError::Flag {
+            flag: "--shards".into(),
+            message,
+        })?,
+        None => match &file.shards {
+            Some(shards) => check_shards(shards).map_err(|m| err("shards", m))?,
+            None => {
+                return Err(err(
+                    "shards",
+                    "missing: list the shard counts to simulate, e.g. shards = [1, 4, 16]".into(),
+                ));
+            }
+        },
+    };
+    let seed = overrides.seed.or(file.seed).unwrap_or(DEFAULT_SEED);
+    let policy = overrides.policy.or(file.policy).unwrap_or_default();
+    let window_s = number(
+        file.window_s.unwrap_or(1.0),
+        Min::Above(0.0),
+        MAX_DURATION_S,
+    )
+    .map_err(|m| err("window_s", m))?;
+    let window = s_f64_to_ns(window_s).max(1);
+    let hold_table = file.hold.clone().ok_or_else(|| {
+        err(
+            "hold",
+            "missing: add a [hold] table, e.g. dist = \"constant\" and ms = 1".into(),
+        )
+    })?;
+    let hold = resolve_hold(&hold_table).map_err(|(field, m)| err(&format!("hold.{field}"), m))?;
+    let arrivals_table = file.arrivals.clone().ok_or_else(|| {
+        err(
+            "arrivals",
+            "missing: add an [arrivals] table with rate_per_s, profile or trace".into(),
+        )
+    })?;
+    let (arrivals, horizon) = resolve_arrivals(path, &arrivals_table, file.duration_s, window)?;
+    if horizon.div_ceil(window) > MAX_WINDOWS {
+        return Err(err(
+            "window_s",
+            format!("gives more than {MAX_WINDOWS} windows over the duration; use a longer window"),
+        ));
+    }
+    let is_trace = matches!(arrivals, ArrivalPlan::Trace(_));
+    let keys = resolve_keys(file.keys.as_ref(), is_trace).map_err(|(field, m)| err(&field, m))?;
+    let users =
+        resolve_users(file.users.as_ref(), is_trace).map_err(|(field, m)| err(&field, m))?;
+    if let ArrivalPlan::Trace(info) = &arrivals
+        && policy == Policy::HashUser
+        && !info.has_user
+    {
+        return Err(err(
+            "policy",
+            "hash-user needs a user column in the trace; use another policy or add user ids"
+                .into(),
+        ));
+    }
+    let key_count = match &arrivals {
+        ArrivalPlan::Trace(info) => info.keys.len() as u64,
+        ArrivalPlan::Poisson { .. } => u64::from(keys.count),
+    };
+    let total_rows = key_count * shards.iter().map(|&s| u64::from(s)).sum::<u64>();
+    if total_rows > MAX_TOTAL_ROWS {
+        return Err(err(
+            "shards",
+            format!(
+                "{key_count} keys × the sum of the shard counts is {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; simulate fewer keys or shard counts"
+            ),
+        ));
+    }
+
+    file.name = Some(name.clone());
+    file.seed = Some(seed);
+    file.shards = Some(shards.clone());
+    file.policy = Some(policy);
+    file.window_s = Some(window_s);
+    file.duration_s = Some(horizon as f64 / NS_PER_S as f64);
+    file.keys = (!is_trace).then_some(KeysTable {
+        count: Some(keys.count),
+        zipf_s: Some(keys.zipf_s),
+    });
+    file.users = (!is_trace).then_some(UsersTable { count: Some(users) });
+    Ok(Scenario {
+        path: path.to_path_buf(),
+        name,
+        description: file.description.clone().unwrap_or_default(),
+        seed,
+        shards,
+        policy,
+        window,
+        horizon,
+        hold,
+        arrivals,
+        keys,
+        users,
+        resolved: file,
+    })
+}
+
+fn resolve_name(path: &Path, name: Option<&str>) -> Result<String, String> {
+    let name = match name {
+        Some(name) => name.to_owned(),
+        None => path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+    if name.is_empty() || name.len() > 100 || name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(format!(
+            "{name:?} cannot name an output folder: use 1 to 100 letters, digits, '.', '_' or '-', not starting with '.'"
+        ));
+    }
+    Ok(name)
+}
+
+fn check_shards(shards: &[u32]) -> Result<Vec<u32>, String> {
+    if shards.is_empty() {
+        return Err("is empty: list at least one shard count, e.g. [1, 4, 16]".into());
+    }
+    if let Some(bad) = shards.iter().find(|&&s| s == 0 || s > MAX_SHARDS) {
+        return Err(format!(
+            "{bad} is not allowed: each shard count must be from 1 to {MAX_SHARDS}"
+        ));
+    }
+    let mut sorted = shards.to_vec();
+    sorted.sort_unstable();
+    if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(format!(
+            "{} is listed twice: each shard count may appear once",
+            pair[0]
+        ));
+    }
+    Ok(sorted)
+}
+
+/// The lower bound of an allowed range.
+#[derive(Clone, Copy)]
+enum Min {
+    /// `value ≥ bound`.
+    AtLeast(f64),
+    /// `value > bound`.
+    Above(f64),
+}
+
+/// Checks that `value` is finite and within range; the message says what is allowed.
+fn number(value: f64, min: Min, max: f64) -> Result<f64, String> {
+    let in_range = value.is_finite()
+        && value <= max
+        && match min {
+            Min::AtLeast(bound) => value >= bound,
+            Min::Above(bound) => value > bound,
+        };
+    if in_range {
+        return Ok(value);
+    }
+    let lower = match min {
+        Min::AtLeast(bound) => format!("≥ {bound}"),
+        Min::Above(bound) => format!("> {bound}"),
+    };
+    Err(format!(
+        "must be a finite number {lower} and ≤ {max}, got {value}"
+    ))
+}
+
+type FieldError = (String, String);
+
+fn required(value: Option<f64>, field: &str, dist: &str) -> Result<f64, FieldError> {
+    value.ok_or_else(|| {
+        (
+            field.to_owned(),
+            format!("missing: dist = \"{dist}\" needs {field}"),
+        )
+    })
+}
+
+fn hold_ms(value: f64, field: &str, min: Min) -> Result<f64, FieldError> {
+    number(value, min, MAX_HOLD_MS).map_err(|m| (field.to_owned(), m))
+}
+
+fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
+    let dist = table.dist.as_deref().unwrap_or("constant");
+    let used: &[&str] = match dist {
+        "constant" => &["ms"],
+        "exponential" => &["mean_ms"],
+        "lognormal" => &["median_ms", "p99_ms"],
+        "uniform" => &["min_ms", "max_ms"],
+        other => {
+            return Err((
+                "dist".into(),
+                format!(
+                    "unknown distribution {other:?}: allowed are constant, exponential, lognormal, uniform"
+                ),
+            ));
+        }
+    };
+    let fields = [
+        ("ms", table.ms),
+        ("mean_ms", table.mean_ms),
+        ("median_ms", table.median_ms),
+        ("p99_ms", table.p99_ms),
+        ("min_ms", table.min_ms),
+        ("max_ms", table.max_ms),
+    ];
+    if let Some((field, _)) = fields
+        .iter()
+        .find(|(f, v)| v.is_some() && !used.contains(f))
+    {
+        return Err((
+            field.to_string(),
+            format!(
+                "not used by dist = \"{dist}\", which takes {}",
+                used.join(" and ")
+            ),
+        ));
+    }
+    Ok(match dist {
+        "constant" => {
+            let ms = hold_ms(required(table.ms, "ms", dist)?, "ms", Min::AtLeast(0.0))?;
+            HoldDist::Constant {
+                hold_ns: ms_f64_to_ns(ms).min(MAX_HOLD_NS),
+            }
+        }
+        "exponential" => {
+            let mean_ms = hold_ms(
+                required(table.mean_ms, "mean_ms", dist)?,
+                "mean_ms",
+                Min::Above(0.0),
+            )?;
+            HoldDist::Exponential { mean_ms }
+        }
+        "lognormal" => {
+            let median = hold_ms(
+                required(table.median_ms, "median_ms", dist)?,
+                "median_ms",
+                Min::Above(0.0),
+            )?;
+            let p99 = hold_ms(
+                required(table.p99_ms, "p99_ms", dist)?,
+                "p99_ms",
+                Min::Above(0.0),
+            )?;
+            HoldDist::log_normal(median, p99).ok_or_else(|| {
+                (
+                    "p99_ms".to_owned(),
+                    format!("must be greater than median_ms ({median}), got {p99}"),
+                )
+            })?
+        }
+        _ => {
+            let min = hold_ms(
+                required(table.min_ms, "min_ms", dist)?,
+                "min_ms",
+                Min::AtLeast(0.0),
+            )?;
+            let max = hold_ms(
+                required(table.max_ms, "max_ms", dist)?,
+                "max_ms",
+                Min::AtLeast(0.0),
+            )?;
+            if max < min {
+                return Err((
+                    "max_ms".into(),
+                    format!("must be ≥ min_ms ({min}), got {max}"),
+                ));
+            }
+            HoldDist::Uniform {
+                min_ns: ms_f64_to_ns(min),
+                max_ns: ms_f64_to_ns(max),
+            }
+        }
+    })
+}
+
+fn resolve_arrivals(
+    path: &Path,
+    table: &ArrivalsTable,
+    duration_s: Option<f64>,
+    window: SimTime,
+) -> Result<(ArrivalPlan, SimTime), InputError> {
+    let err = |field: &str, message: String| InputError::scenario(path, field, message);
+    let given = [
+        table.rate_per_s.is_some(),
+        table.profile.is_some(),
+        table.trace.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() != 1 {
+        return Err(err(
+            "arrivals",
+            "set exactly one of rate_per_s, profile or trace".into(),
+        ));
+    }
+    let duration = duration_s
+        .map(|d| number(d, Min::Above(0.0), MAX_DURATION_S).map_err(|m| err("duration_s", m)))
+        .transpose()?;
+    if let Some(rate) = table.rate_per_s {
+        let rate = number(rate, Min::AtLeast(0.0), MAX_RATE_PER_S)
+            .map_err(|m| err("arrivals.rate_per_s", m))?;
+        let duration = duration.ok_or_else(|| {
+            err(
+                "duration_s",
+                "missing: arrivals.rate_per_s needs duration_s (seconds to simulate)".into(),
+            )
+        })?;
+        let horizon = s_f64_to_ns(duration);
+        return Ok((
+            ArrivalPlan::Poisson {
+                segments: vec![RateSegment {
+                    end: horizon,
+                    rate_per_s: rate,
+                }],
+            },
+            horizon,
+        ));
+    }
+    if let Some(profile) = &table.profile {
+        return resolve_profile(path, profile, duration);
+    }
+    let trace_name = table.trace.as_deref().unwrap_or_default();
+    let trace_path = path.parent().unwrap_or(Path::new(".")).join(trace_name);
+    let explicit_horizon = duration.map(s_f64_to_ns);
+    let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon)?;
+    let horizon = explicit_horizon.unwrap_or((info.last_at / window + 1) * window);
+    Ok((ArrivalPlan::Trace(info), horizon))
+}
+
+fn resolve_profile(
+    path: &Path,
+    profile: &[super::file::ProfileSegment],
+    duration: Option<f64>,
+) -> Result<(ArrivalPlan, SimTime), InputError> {
+    let err = |field: String, message: String| InputError::scenario(path, field, message);
+    if profile.is_empty() {
+        return Err(err(
+            "arrivals.profile".into(),
+            "is empty: list segments like { seconds = 60, rate_per_s = 2000 }".into(),
+        ));
+    }
+    let mut segments = Vec::with_capacity(profile.len() + 1);
+    let mut total_s = 0.0;
+    for (i, segment) in profile.iter().enumerate() {
+        let field = |name: &str| format!("arrivals.profile[{i}].{name}");
+        number(segment.seconds, Min::Above(0.0), MAX_DURATION_S)
+            .map_err(|m| err(field("seconds"), m))?;
+        number(segment.rate_per_s, Min::AtLeast(0.0), MAX_RATE_PER_S)
+            .map_err(|m| err(field("rate_per_s"), m))?;
+        total_s += segment.seconds;
+        segments.push(RateSegment {
+            end: s_f64_to_ns(total_s),
+            rate_per_s: segment.rate_per_s,
+        });
+    }
+    if total_s > MAX_DURATION_S {
+        return Err(err(
+            "arrivals.profile".into(),
+            format!("lasts {total_s} s in all, above the limit of {MAX_DURATION_S} s"),
+        ));
+    }
+    let horizon = match duration {
+        Some(d) if d < total_s => {
+            return Err(err(
+                "duration_s".into(),
+                format!(
+                    "must be ≥ the profile's {total_s} s (the time after the profile has no arrivals), got {d}"
+                ),
+            ));
+        }
+        Some(d) => s_f64_to_ns(d),
+        None => s_f64_to_ns(total_s),
+    };
+    if horizon > segments.last().map_or(0, |s| s.end) {
+        segments.push(RateSegment {
+            end: horizon,
+            rate_per_s: 0.0,
+        });
+    }
+    Ok((ArrivalPlan::Poisson { segments }, horizon))
+}
+
+fn resolve_keys(table: Option<&KeysTable>, is_trace: bool) -> Result<KeyPlan, FieldError> {
+    match table {
+        Some(_) if is_trace => Err((
+            "keys".into(),
+            "not used with arrivals.trace: the trace's key column names the keys".into(),
+        )),
+        Some(table) => {
+            let count = table.count.unwrap_or(1);
+            if count == 0 || count > MAX_KEYS {
+                return Err((
+                    "keys.count".into(),
+                    format!("must be from 1 to {MAX_KEYS}, got {count}"),
+                ));
+            }
+            let zipf_s = number(table.zipf_s.unwrap_or(1.0), Min::AtLeast(0.0), 100.0)
+                .map_err(|m| ("keys.zipf_s".to_owned(), m))?;
+            Ok(KeyPlan { count, zipf_s })
+        }
+        None => Ok(KeyPlan {
+            count: 1,
+            zipf_s: 1.0,
+        }),
+    }
+}
+
+fn resolve_users(table: Option<&UsersTable>, is_trace: bool) -> Result<u64, FieldError> {
+    match table {
+        Some(_) if is_trace => Err((
+            "users".into(),
+            "not used with arrivals.trace: the trace's user column names the users".into(),
+        )),
+        Some(table) => match table.count.unwrap_or(DEFAULT_USERS) {
+            0 => Err(("users.count".into(), "must be ≥ 1, got 0".into())),
+            count => Ok(count),
+        },
+        None => Ok(DEFAULT_USERS),
+    }
+}

@@ -1,0 +1,97 @@
+//! The time series: per window of simulated time, arrivals, starts, the backlog at the window's
+//! end and the waits of the increments that arrived in it.
+
+use crate::model::SimTime;
+
+use super::waits::WaitStats;
+
+/// One window of the time series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowRow {
+    /// Start of the window.
+    pub start_ns: SimTime,
+    /// Increments that arrived in the window.
+    pub arrivals: u64,
+    /// Holds that started in the window.
+    pub started: u64,
+    /// Increments arrived but not yet started at the window's end.
+    pub backlog: u64,
+    /// 99th-percentile wait of the window's arrivals (`None` without arrivals).
+    pub wait_p99_ns: Option<SimTime>,
+    /// Longest wait of the window's arrivals (`None` without arrivals).
+    pub wait_max_ns: Option<SimTime>,
+}
+
+/// Builds the time series window by window as simulated time advances.
+#[derive(Debug, Clone)]
+pub struct WindowSeries {
+    window_ns: SimTime,
+    window_count: usize,
+    current_end: SimTime,
+    arrivals: u64,
+    started: u64,
+    waits: WaitStats,
+    rows: Vec<WindowRow>,
+}
+
+impl WindowSeries {
+    /// A series of `window_count` windows of `window_ns` each.
+    pub fn new(window_ns: SimTime, window_count: usize) -> Self {
+        assert!(window_ns > 0, "windows have a length");
+        WindowSeries {
+            window_ns,
+            window_count,
+            current_end: window_ns,
+            arrivals: 0,
+            started: 0,
+            waits: WaitStats::new(),
+            rows: Vec::with_capacity(window_count),
+        }
+    }
+
+    /// End of the window being filled: events at or after it belong to later windows.
+    #[inline]
+    pub fn current_end(&self) -> SimTime {
+        self.current_end
+    }
+
+    /// Whether every window has been closed.
+    pub fn is_complete(&self) -> bool {
+        self.rows.len() >= self.window_count
+    }
+
+    /// Counts an arrival of the current window with its wait.
+    #[inline]
+    pub fn record_arrival(&mut self, wait_ns: SimTime) {
+        self.arrivals += 1;
+        self.waits.record(wait_ns);
+    }
+
+    /// Counts a hold that started in the current window.
+    #[inline]
+    pub fn record_start(&mut self) {
+        self.started += 1;
+    }
+
+    /// Closes the current window with the backlog at its end and opens the next.
+    pub fn close_window(&mut self, backlog: u64) {
+        let has_waits = self.waits.count() > 0;
+        self.rows.push(WindowRow {
+            start_ns: self.current_end - self.window_ns,
+            arrivals: self.arrivals,
+            started: self.started,
+            backlog,
+            wait_p99_ns: has_waits.then(|| self.waits.quantile_ns(0.99)),
+            wait_max_ns: has_waits.then(|| self.waits.max_ns()),
+        });
+        self.arrivals = 0;
+        self.started = 0;
+        self.waits.clear();
+        self.current_end += self.window_ns;
+    }
+
+    /// The closed windows.
+    pub fn into_rows(self) -> Vec<WindowRow> {
+        self.rows
+    }
+}

@@ -1,0 +1,65 @@
+//! The sweep: every shard count of a scenario simulated over one arrival stream.
+//!
+//! The stream is generated once, in chunks, and each chunk is fed to every shard count's
+//! engine in parallel while the next chunk is generated, so all shard counts see exactly the
+//! same arrivals and hold draws (common random numbers) and a difference between two shard
+//! counts is caused by the shard count alone. Each engine is sequential, so the results do not
+//! depend on the number of threads.
+
+use rayon::prelude::*;
+
+use crate::arrivals::ArrivalSource;
+use crate::error::InputError;
+use crate::model::{Arrival, Engine, EngineConfig, Observer, ShardRun};
+use crate::scenario::Scenario;
+
+/// Arrivals generated per chunk.
+const CHUNK: usize = 1 << 14;
+
+/// The engine settings for one shard count of `scenario`.
+pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
+    EngineConfig {
+        shards,
+        policy: scenario.policy,
+        horizon: scenario.horizon,
+        window: scenario.window,
+        window_count: scenario.window_count(),
+        key_hint: scenario.key_count(),
+    }
+}
+
+/// Simulates every shard count of `scenario` on the current rayon pool, each with its
+/// observer (one per shard count, in the scenario's order); returns the runs in that order.
+pub fn run<O: Observer + Send>(
+    scenario: &Scenario,
+    observers: Vec<O>,
+) -> Result<Vec<(ShardRun, O)>, InputError> {
+    assert_eq!(
+        observers.len(),
+        scenario.shards.len(),
+        "one observer per shard count"
+    );
+    let mut engines: Vec<Engine<O>> = scenario
+        .shards
+        .iter()
+        .zip(observers)
+        .map(|(&shards, observer)| Engine::new(engine_config(scenario, shards), observer))
+        .collect();
+    let mut source = ArrivalSource::open(scenario)?;
+    let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);
+    let mut next: Vec<Arrival> = Vec::with_capacity(CHUNK);
+    source.fill(&mut current, CHUNK)?;
+    while !current.is_empty() {
+        let (filled, ()) = rayon::join(
+            || source.fill(&mut next, CHUNK),
+            || {
+                engines
+                    .par_iter_mut()
+                    .for_each(|engine| engine.feed(&current))
+            },
+        );
+        filled?;
+        std::mem::swap(&mut current, &mut next);
+    }
+    Ok(engines.into_par_iter().map(Engine::finish).collect())
+}

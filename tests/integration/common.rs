@@ -1,0 +1,43 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use shardsim::model::{NoEvents, ShardRun};
+use shardsim::scenario::{Overrides, Scenario};
+
+/// A path inside the repository.
+pub fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// Runs the `shardsim` binary with `args` in the folder `cwd`.
+pub fn shardsim(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RAYON_NUM_THREADS")
+        .output()
+        .expect("the shardsim binary runs")
+}
+
+/// The process's standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A scenario from TOML text (as if read from `dir/test.toml`).
+pub fn scenario(dir: &Path, text: &str) -> Scenario {
+    Scenario::parse(&dir.join("test.toml"), text, &Overrides::default())
+        .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
+}
+
+/// Simulates every shard count of `scenario` and returns the runs.
+pub fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
+    let observers = vec![NoEvents; scenario.shards.len()];
+    shardsim::sweep::run(scenario, observers)
+        .expect("the sweep runs")
+        .into_iter()
+        .map(|(run, _)| run)
+        .collect()
+}

@@ -1,0 +1,9 @@
+//! The integration tests, in one binary: the exact model, queueing theory, determinism, the
+//! command line and the shipped scenarios.
+
+mod cli;
+mod common;
+mod determinism;
+mod model;
+mod queueing;
+mod scenarios;

@@ -1,0 +1,204 @@
+//! The exact model: the seed's example, and the engine against a plain reference model over
+//! random operation sequences.
+
+use proptest::prelude::*;
+use shardsim::model::rows::mix64;
+use shardsim::model::{
+    Arrival, Engine, EngineConfig, Grant, Observer, Policy, RowTable, ShardedCounter, SimTime, ms,
+};
+
+#[test]
+fn reproduces_the_seed_example_exactly() {
+    // ["ShardedCounter","increment","increment","increment","increment","get","increment"]
+    // [[2,10],["p",0],["p",0],["p",0],["p",5],["p"],["q",0]] → [null,0,0,10,5,4,0]
+    let mut counter = ShardedCounter::new(2, ms(10));
+    assert_eq!(counter.increment("p", ms(0)), Ok(0));
+    assert_eq!(counter.increment("p", ms(0)), Ok(0));
+    assert_eq!(counter.increment("p", ms(0)), Ok(ms(10)));
+    assert_eq!(counter.increment("p", ms(5)), Ok(ms(5)));
+    assert_eq!(counter.get("p"), 4);
+    assert_eq!(counter.increment("q", ms(0)), Ok(0));
+    assert_eq!(counter.get("q"), 1);
+    assert_eq!(counter.get("unknown"), 0);
+}
+
+/// The seed's reference solution, transcribed as plainly as possible: a linear scan for the
+/// earliest-free slot, and the other policies by their definitions.
+struct Reference {
+    shards: usize,
+    policy: Policy,
+    free_at: Vec<Vec<SimTime>>,
+    counts: Vec<u64>,
+    cursors: Vec<usize>,
+}
+
+impl Reference {
+    fn new(shards: usize, policy: Policy, keys: usize) -> Self {
+        Reference {
+            shards,
+            policy,
+            free_at: vec![vec![0; shards]; keys],
+            counts: vec![0; keys],
+            cursors: vec![0; keys],
+        }
+    }
+
+    fn increment(&mut self, arrival: &Arrival) -> (usize, SimTime) {
+        let key = arrival.key as usize;
+        let free = &mut self.free_at[key];
+        let slot = match self.policy {
+            Policy::EarliestFree => {
+                let mut best = 0;
+                for i in 1..self.shards {
+                    if free[i] < free[best] {
+                        best = i;
+                    }
+                }
+                best
+            }
+            Policy::Random => ((arrival.random_bits as u128 * self.shards as u128) >> 64) as usize,
+            Policy::RoundRobin => {
+                let slot = self.cursors[key];
+                self.cursors[key] = (slot + 1) % self.shards;
+                slot
+            }
+            Policy::HashUser => (mix64(arrival.user) % self.shards as u64) as usize,
+        };
+        let start = arrival.at.max(free[slot]);
+        free[slot] = start + arrival.hold;
+        self.counts[key] += 1;
+        (slot, start)
+    }
+}
+
+/// Records every decision of the engine, and the key's total after it.
+#[derive(Default)]
+struct Recorder(Vec<(Grant, u64)>);
+
+impl Observer for Recorder {
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &RowTable) {
+        self.0.push((*grant, rows.total(arrival.key)));
+    }
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    prop::sample::select(Policy::ALL.to_vec())
+}
+
+/// Random arrival sequences: small gaps (many ties and queues), a few keys and users.
+fn arrivals() -> impl Strategy<Value = Vec<Arrival>> {
+    prop::collection::vec((0u64..8, 0u32..3, 0u64..25, any::<u64>(), 0u64..6), 1..120).prop_map(
+        |steps| {
+            let mut now = 0;
+            steps
+                .into_iter()
+                .map(|(gap, key, hold, random_bits, user)| {
+                    now += gap;
+                    Arrival {
+                        at: now,
+                        hold,
+                        random_bits,
+                        user,
+                        key,
+                    }
+                })
+                .collect()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn the_engine_matches_the_reference_model(
+        shards in 1u32..6,
+        policy in policy(),
+        arrivals in arrivals(),
+        window in 1u64..20,
+        extra in 0u64..40,
+        chunk in 1usize..50,
+    ) {
+        let last = arrivals.last().unwrap().at;
+        let horizon = last + 1 + extra;
+        let config = EngineConfig {
+            shards,
+            policy,
+            horizon,
+            window,
+            window_count: horizon.div_ceil(window) as usize,
+            key_hint: 1,
+        };
+        let mut engine = Engine::new(config, Recorder::default());
+        for part in arrivals.chunks(chunk) {
+            engine.feed(part);
+        }
+        let (run, recorder) = engine.finish();
+
+        let mut reference = Reference::new(shards as usize, policy, 3);
+        let mut starts = Vec::new();
+        for (arrival, (grant, total)) in arrivals.iter().zip(&recorder.0) {
+            let (slot, start) = reference.increment(arrival);
+            prop_assert_eq!((grant.slot as usize, grant.start), (slot, start));
+            prop_assert_eq!(*total, reference.counts[arrival.key as usize]);
+            starts.push(start);
+        }
+        prop_assert_eq!(run.arrivals, arrivals.len() as u64);
+        let completed = arrivals.iter().zip(&starts).filter(|&(a, &s)| s + a.hold <= horizon).count();
+        prop_assert_eq!(run.completed, completed as u64);
+        let waits: Vec<u64> = arrivals.iter().zip(&starts).map(|(a, &s)| s - a.at).collect();
+        prop_assert_eq!(run.waits.max_ns(), *waits.iter().max().unwrap());
+        let mean = (waits.iter().sum::<u64>() as f64 / waits.len() as f64).round() as u64;
+        prop_assert_eq!(run.waits.summary().mean_ns, mean);
+
+        // Backlog after arrival i: earlier-or-same arrivals whose hold starts later than t_i.
+        let backlog_max = (0..arrivals.len())
+            .map(|i| (0..=i).filter(|&j| starts[j] > arrivals[i].at).count() as u64)
+            .max()
+            .unwrap();
+        prop_assert_eq!(run.backlog_max, backlog_max);
+        let pending_at = |t: SimTime| {
+            arrivals.iter().zip(&starts).filter(|&(a, &s)| a.at < t && s >= t).count() as u64
+        };
+        prop_assert_eq!(run.backlog_final, pending_at(horizon));
+
+        prop_assert_eq!(run.windows.len(), horizon.div_ceil(window) as usize);
+        for (k, row) in run.windows.iter().enumerate() {
+            let (begin, end) = (k as u64 * window, (k as u64 + 1) * window);
+            let arrived = arrivals.iter().filter(|a| a.at >= begin && a.at < end).count() as u64;
+            let started = starts.iter().filter(|&&s| s >= begin && s < end.min(horizon)).count() as u64;
+            prop_assert_eq!(row.start_ns, begin);
+            prop_assert_eq!(row.arrivals, arrived);
+            prop_assert_eq!(row.started, started);
+            prop_assert_eq!(row.backlog, pending_at(end.min(horizon)));
+            let window_max = arrivals.iter().zip(&waits)
+                .filter(|(a, _)| a.at >= begin && a.at < end)
+                .map(|(_, &w)| w)
+                .max();
+            prop_assert_eq!(row.wait_max_ns, window_max);
+        }
+    }
+
+    #[test]
+    fn the_counter_matches_the_seed_reference(
+        slots in 1u32..5,
+        hold in 0u64..30,
+        ops in prop::collection::vec((0u8..4, 0u64..10, any::<bool>()), 1..150),
+    ) {
+        // Each op: a key, a time step and whether it is a get; time never decreases per key.
+        let mut counter = ShardedCounter::new(slots, hold);
+        let mut reference = Reference::new(slots as usize, Policy::EarliestFree, 4);
+        let mut now = [0u64; 4];
+        for (key, step, is_get) in ops {
+            let name = format!("k{key}");
+            if is_get {
+                prop_assert_eq!(counter.get(&name), reference.counts[key as usize]);
+                continue;
+            }
+            now[key as usize] += step;
+            let arrival = Arrival { at: now[key as usize], hold, random_bits: 0, user: 0, key: u32::from(key) };
+            let (_, start) = reference.increment(&arrival);
+            prop_assert_eq!(counter.increment(&name, arrival.at), Ok(start - arrival.at));
+        }
+    }
+}

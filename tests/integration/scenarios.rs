@@ -1,0 +1,148 @@
+//! The shipped scenarios: each loads and says what it models; the seed example replays
+//! exactly; the cricket final has the burst the seeds describe and shows its queue.
+
+use std::fs;
+
+use shardsim::scenario::{ArrivalPlan, Overrides, Scenario};
+
+use crate::common::{repo, shardsim, simulate, stderr};
+
+#[test]
+fn every_scenario_loads_and_says_what_it_models() {
+    let mut count = 0;
+    for entry in fs::read_dir(repo("scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "toml") {
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(
+                text.starts_with("# "),
+                "{} starts with a comment",
+                path.display()
+            );
+            let scenario = Scenario::load(&path, &Overrides::default()).unwrap();
+            assert!(
+                !scenario.description.is_empty(),
+                "{} has a description",
+                path.display()
+            );
+            count += 1;
+        }
+    }
+    assert!(count >= 3);
+}
+
+#[test]
+fn the_seed_example_replays_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo("scenarios/seed-example.toml");
+    let output = shardsim(
+        dir.path(),
+        &["run", scenario.to_str().unwrap(), "--events", "--quiet"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = fs::read_to_string(dir.path().join("output/seed-example/events.csv")).unwrap();
+    // p@0, p@0, p@0 wait 0, 0, 10; q@0 waits 0 on its own rows; p@5 waits 5 on row 1;
+    // p's count is then 4.
+    assert_eq!(
+        events,
+        "shards,t_ms,key,user,slot,start_ms,wait_ms,hold_ms,key_count\n\
+         2,0,p,,0,0,0,10,1\n\
+         2,0,p,,1,0,0,10,2\n\
+         2,0,p,,0,10,10,10,3\n\
+         2,0,q,,0,0,0,10,1\n\
+         2,5,p,,1,10,5,10,4\n"
+    );
+    let summary = fs::read_to_string(dir.path().join("output/seed-example/summary.csv")).unwrap();
+    let row: Vec<&str> = summary.lines().nth(1).unwrap().split(',').collect();
+    // arrivals 5, completed 5, mean wait (0+0+10+0+5)/5 = 3 ms, max 10 ms, backlog max 2.
+    assert_eq!(
+        (row[3], row[4], row[10], row[15], row[16]),
+        ("5", "5", "3", "10", "2")
+    );
+}
+
+#[test]
+fn the_resolved_scenario_repeats_the_run_from_the_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo("scenarios/seed-example.toml");
+    assert!(
+        shardsim(dir.path(), &["run", scenario.to_str().unwrap(), "--quiet"])
+            .status
+            .success()
+    );
+    let out = dir.path().join("output/seed-example");
+    let again = shardsim(
+        &out,
+        &["run", "scenario.toml", "--out", "../again", "--quiet"],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    let read = |folder: &str, file: &str| fs::read(dir.path().join(folder).join(file)).unwrap();
+    assert_eq!(
+        read("output/seed-example", "summary.csv"),
+        read("output/again", "summary.csv")
+    );
+    assert_eq!(
+        read("output/seed-example", "timeseries.csv"),
+        read("output/again", "timeseries.csv")
+    );
+}
+
+#[test]
+fn the_final_offers_two_million_likes_peaking_at_5000_a_second() {
+    let scenario = Scenario::load(&repo("scenarios/final.toml"), &Overrides::default()).unwrap();
+    let ArrivalPlan::Poisson { segments } = &scenario.arrivals else {
+        panic!("the final is a rate profile");
+    };
+    let mut start = 0;
+    let expected: f64 = segments
+        .iter()
+        .map(|segment| {
+            let seconds = (segment.end - start) as f64 / 1e9;
+            start = segment.end;
+            seconds * segment.rate_per_s
+        })
+        .sum();
+    assert!((expected / 2e6 - 1.0).abs() <= 0.01, "{expected}");
+    assert_eq!(scenario.peak_offered_per_s(), 5000.0);
+    assert_eq!(scenario.duration_s(), 600.0);
+    assert_eq!(scenario.hold.mean_ns(), 1e6);
+    assert_eq!(scenario.shards, [1, 2, 4, 8, 16, 32, 64]);
+}
+
+#[test]
+fn in_the_final_one_row_drowns_and_sixteen_stay_calm() {
+    let overrides = Overrides {
+        shards: Some(vec![1, 4, 16]),
+        ..Overrides::default()
+    };
+    let scenario = Scenario::load(&repo("scenarios/final.toml"), &overrides).unwrap();
+    let runs = simulate(&scenario);
+    let (one, four, sixteen) = (&runs[0], &runs[1], &runs[2]);
+    // Poisson count: 1,998,000 expected, standard deviation about 1,400.
+    assert!(
+        (one.arrivals as f64 - 1.998e6).abs() < 7_000.0,
+        "{}",
+        one.arrivals
+    );
+    // One row completes 1,000 a second once busy: 600,000 holds fit in 600 s, less the one cut
+    // by the horizon because the first like comes after t = 0; one hold is in progress at the
+    // end and everything else is still queued.
+    assert_eq!(one.completed, 599_999);
+    assert_eq!(one.backlog_final, one.arrivals - one.completed - 1);
+    // The backlog climbs in every window of the first row.
+    assert!(
+        one.windows
+            .windows(2)
+            .all(|pair| pair[1].backlog > pair[0].backlog)
+    );
+    // Four rows (4,000/s) are overloaded only in the busiest minutes, then drain.
+    assert!(four.backlog_max > 50_000 && four.backlog_final == 0);
+    // Sixteen rows: p99 below a millisecond, nothing left at the end.
+    let waits = sixteen.waits.summary();
+    assert!(
+        waits.p99_ns < 1_000_000 && sixteen.backlog_final == 0,
+        "{waits:?}"
+    );
+    // Only holds still running at the horizon are not completed: at most one per row.
+    assert!(sixteen.arrivals - sixteen.completed <= 16);
+}
