@@ -117,8 +117,7 @@ pub(super) fn resolve(
     {
         return Err(err(
             "policy",
-            "hash-user needs a user column in the trace; use another policy or add user ids"
-                .into(),
+            "hash-user needs a user column in the trace; use another policy or add user ids".into(),
         ));
     }
     let key_count = match &arrivals {
