@@ -92,19 +92,19 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
     );
     let policy = scenario.policy.to_string();
     for run in runs {
-        for window in &run.windows {
+        for (index, window) in run.windows.iter().enumerate() {
             write(
                 &mut writer,
                 [
                     scenario.name.clone(),
                     policy.clone(),
                     run.shards.to_string(),
-                    fmt_s(window.start_ns),
+                    fmt_s(index as u64 * scenario.window),
                     window.arrivals.to_string(),
                     window.started.to_string(),
                     window.backlog.to_string(),
-                    window.wait_p99_ns.map(fmt_ms).unwrap_or_default(),
-                    window.wait_max_ns.map(fmt_ms).unwrap_or_default(),
+                    window.wait_p99_ns().map(fmt_ms).unwrap_or_default(),
+                    window.wait_max_ns().map(fmt_ms).unwrap_or_default(),
                 ],
             );
         }

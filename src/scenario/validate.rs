@@ -13,8 +13,13 @@ use crate::model::{HoldDist, Policy, SimTime};
 
 /// Longest simulated period, in seconds (about 115 days).
 pub const MAX_DURATION_S: f64 = 1e7;
+/// Shortest simulated period, in nanoseconds.
+pub const MIN_HORIZON_NS: SimTime = 1_000;
 /// Longest hold parameter, in milliseconds (one hour).
 pub const MAX_HOLD_MS: f64 = 3.6e6;
+/// Largest ratio of a log-normal hold's p99 to its median: beyond it the mean is dominated
+/// by draws so rare that no simulation of sane length sees them.
+pub const MAX_LOGNORMAL_SPREAD: f64 = 1000.0;
 /// Highest arrival rate, per second.
 pub const MAX_RATE_PER_S: f64 = 1e9;
 /// Most rows per key.
@@ -101,6 +106,12 @@ pub(super) fn resolve(
         )
     })?;
     let (arrivals, horizon) = resolve_arrivals(path, &arrivals_table, file.duration_s, window)?;
+    if horizon < MIN_HORIZON_NS {
+        return Err(err(
+            "duration_s",
+            format!("the simulated period must last at least {MIN_HORIZON_NS} ns (1 µs)"),
+        ));
+    }
     if horizon.div_ceil(window) > MAX_WINDOWS {
         return Err(err(
             "window_s",
@@ -305,6 +316,14 @@ fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
                 "p99_ms",
                 Min::Above(0.0),
             )?;
+            if p99 > median * MAX_LOGNORMAL_SPREAD {
+                return Err((
+                    "p99_ms".to_owned(),
+                    format!(
+                        "must be at most {MAX_LOGNORMAL_SPREAD} × median_ms ({median}), got {p99}"
+                    ),
+                ));
+            }
             HoldDist::log_normal(median, p99).ok_or_else(|| {
                 (
                     "p99_ms".to_owned(),

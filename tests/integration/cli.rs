@@ -149,6 +149,25 @@ fn fails_when_a_lognormal_p99_is_below_its_median() {
 }
 
 #[test]
+fn fails_when_a_lognormal_is_absurdly_wide() {
+    let hold = "dist = \"lognormal\"\nmedian_ms = 0.001\np99_ms = 100\n";
+    let message = rejects(&[("test.toml", &with_hold(hold))], &[]);
+    assert_mentions(&message, &["hold.p99_ms", "at most 1000 × median_ms"]);
+}
+
+#[test]
+fn fails_when_the_simulated_period_is_empty() {
+    let message = rejects(
+        &[(
+            "test.toml",
+            &GOOD.replace("duration_s = 2", "duration_s = 1e-12"),
+        )],
+        &[],
+    );
+    assert_mentions(&message, &["test.toml: duration_s:", "at least 1000 ns"]);
+}
+
+#[test]
 fn fails_when_shards_is_empty() {
     let message = rejects(&[("test.toml", &GOOD.replace("[1, 2]", "[]"))], &[]);
     assert_mentions(&message, &["test.toml: shards: is empty"]);

@@ -146,3 +146,49 @@ fn in_the_final_one_row_drowns_and_sixteen_stay_calm() {
     // Only holds still running at the horizon are not completed: at most one per row.
     assert!(sixteen.arrivals - sixteen.completed <= 16);
 }
+
+mod arbitrary_input {
+    use proptest::prelude::*;
+    use shardsim::scenario::{Overrides, Scenario};
+
+    /// Any TOML value a user might type where a number or list goes.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("nan".to_owned()),
+            Just("inf".to_owned()),
+            Just("-inf".to_owned()),
+            Just("\"text\"".to_owned()),
+            Just("[]".to_owned()),
+            Just("[0]".to_owned()),
+            Just("[1, 1]".to_owned()),
+            Just("1e300".to_owned()),
+            Just("18446744073709551615".to_owned()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|x| format!("{x:?}")),
+            (0u32..100).prop_map(|n| n.to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn parsing_never_panics_on_arbitrary_values(
+            values in prop::collection::vec(value(), 12),
+            dist in prop::sample::select(vec!["constant", "exponential", "lognormal", "uniform", "x"]),
+        ) {
+            let v = |i: usize| values[i].as_str();
+            let text = format!(
+                "shards = {}\nduration_s = {}\nwindow_s = {}\nseed = {}\n\
+                 [hold]\ndist = \"{dist}\"\nms = {}\nmean_ms = {}\n\
+                 [arrivals]\nrate_per_s = {}\n[keys]\ncount = {}\nzipf_s = {}\n[users]\ncount = {}\n",
+                v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9)
+            );
+            let dir = tempfile::tempdir().unwrap();
+            // Ok or a one-line error; never a panic.
+            if let Err(err) = Scenario::parse(&dir.path().join("t.toml"), &text, &Overrides::default()) {
+                prop_assert!(!err.to_string().contains('\n'), "{}", err);
+            }
+        }
+    }
+}
