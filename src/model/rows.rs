@@ -142,45 +142,55 @@ impl RowTable {
         user: u64,
     ) -> Grant {
         let block = self.block_for(key);
-        let n = self.shards as usize;
-        let base = block * n;
+        let base = block * self.shards as usize;
         let grant = match self.policy {
-            Policy::EarliestFree => {
-                let heap = &mut self.heaps[base..base + n];
-                let top = heap[0];
-                let start = now.max(top.free_at);
-                replace_top(
-                    heap,
-                    FreeRow {
-                        free_at: start.saturating_add(hold),
-                        slot: top.slot,
-                    },
-                );
-                Grant {
-                    slot: top.slot,
-                    start,
-                }
+            Policy::EarliestFree => self.take_earliest_free(base, now, hold),
+            Policy::Random => {
+                let slot = ((u128::from(random_bits) * u128::from(self.shards)) >> 64) as u32;
+                self.take_row(base, slot, now, hold)
             }
-            _ => {
-                let slot = match self.policy {
-                    Policy::Random => ((random_bits as u128 * n as u128) >> 64) as u32,
-                    Policy::RoundRobin => {
-                        let cursor = &mut self.cursors[block];
-                        let slot = *cursor;
-                        *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
-                        slot
-                    }
-                    Policy::HashUser => (mix64(user) % self.shards as u64) as u32,
-                    Policy::EarliestFree => unreachable!("handled above"),
-                };
-                let free_at = &mut self.free_at[base + slot as usize];
-                let start = now.max(*free_at);
-                *free_at = start.saturating_add(hold);
-                Grant { slot, start }
+            Policy::RoundRobin => {
+                let cursor = &mut self.cursors[block];
+                let slot = *cursor;
+                *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
+                self.take_row(base, slot, now, hold)
+            }
+            Policy::HashUser => {
+                let slot = (mix64(user) % u64::from(self.shards)) as u32;
+                self.take_row(base, slot, now, hold)
             }
         };
         self.counts[base + grant.slot as usize] += 1;
         grant
+    }
+
+    /// Earliest-free: the heap's top is the row free earliest, lowest index on ties.
+    #[inline]
+    fn take_earliest_free(&mut self, base: usize, now: SimTime, hold: SimTime) -> Grant {
+        let heap = &mut self.heaps[base..base + self.shards as usize];
+        let top = heap[0];
+        let start = now.max(top.free_at);
+        let free_at = start.saturating_add(hold);
+        replace_top(
+            heap,
+            FreeRow {
+                free_at,
+                slot: top.slot,
+            },
+        );
+        Grant {
+            slot: top.slot,
+            start,
+        }
+    }
+
+    /// Any other policy: the chosen row, first come, first served.
+    #[inline]
+    fn take_row(&mut self, base: usize, slot: u32, now: SimTime, hold: SimTime) -> Grant {
+        let free_at = &mut self.free_at[base + slot as usize];
+        let start = now.max(*free_at);
+        *free_at = start.saturating_add(hold);
+        Grant { slot, start }
     }
 
     /// The key's total: the sum of its rows (0 for a key never incremented).
