@@ -3,7 +3,9 @@
 //!
 //! `cargo bench --bench throughput` reports two figures:
 //! - `engine`: the engine alone, fed pre-generated arrivals (the per-shard-count cost of a sweep);
-//! - `sweep`: a whole one-shard-count sweep, arrival generation included.
+//! - `sweep`: a whole one-shard-count sweep, arrival generation included;
+//! - `sweep_with_progress`: the same with the progress bars counting (drawn nowhere), to show
+//!   that progress reporting costs nothing measurable.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,6 +13,7 @@ use std::path::Path;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use shardsim::arrivals::ArrivalSource;
 use shardsim::model::{Arrival, Engine, NoEvents};
+use shardsim::progress::ProgressBars;
 use shardsim::scenario::{Overrides, Scenario};
 use shardsim::sweep;
 
@@ -55,7 +58,17 @@ fn throughput(c: &mut Criterion) {
         .build()
         .expect("pool");
     group.bench_function("sweep", |b| {
-        b.iter(|| pool.install(|| black_box(sweep::run(&scenario, vec![NoEvents]).expect("runs"))))
+        b.iter(|| {
+            pool.install(|| {
+                black_box(sweep::run(&scenario, vec![NoEvents], &sweep::NoProgress).expect("runs"))
+            })
+        })
+    });
+    let bars = ProgressBars::new(&scenario, false);
+    group.bench_function("sweep_with_progress", |b| {
+        b.iter(|| {
+            pool.install(|| black_box(sweep::run(&scenario, vec![NoEvents], &bars).expect("runs")))
+        })
     });
     group.finish();
 }

@@ -2,17 +2,19 @@
 //! write the artefacts and print the summary. Validation comes first, so bad input fails
 //! before the long part and leaves no output behind.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, Format, RunArgs};
 use crate::model::{NoEvents, ShardRun};
+use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::Staging;
-use crate::report::{SummaryRow, csv, summarize, terminal};
+use crate::report::{SummaryRow, chart, csv, html, json, recommend, summarize, terminal};
 use crate::scenario::{ArrivalPlan, Overrides, Scenario};
-use crate::sweep;
+use crate::sweep::{self, SweepProgress};
 
 /// Traces up to this size are copied into the output folder so that it reproduces the run
 /// alone; larger ones are referred to by absolute path.
@@ -42,7 +44,10 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         .num_threads(threads)
         .build()
         .context("cannot start the worker threads")?;
-    let runs = pool.install(|| simulate(&scenario, &staging, args.events))?;
+    let bars = ProgressBars::new(&scenario, !args.quiet && std::io::stderr().is_terminal());
+    let runs = pool.install(|| simulate(&scenario, &staging, args.events, &bars));
+    bars.finish();
+    let runs = runs?;
     let rows: Vec<SummaryRow> = runs.iter().map(|run| summarize(&scenario, run)).collect();
     write_outputs(&scenario, &staging, &runs, &rows)
         .with_context(|| format!("cannot write {}", out_dir.display()))?;
@@ -50,10 +55,26 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         .commit()
         .with_context(|| format!("cannot move the results into {}", out_dir.display()))?;
     if !args.quiet {
-        print!("{}", terminal::render(&scenario, &rows));
-        println!("wrote {}", out_dir.display());
+        let recommendation = recommend(&rows, &scenario.slo);
+        let out = out_dir.display().to_string();
+        match args.format {
+            Format::Json => print!("{}", json::render(&scenario, &rows, &recommendation, &out)),
+            Format::Table => {
+                let colour = std::io::stdout().is_terminal() && !no_colour();
+                print!(
+                    "{}",
+                    terminal::render(&scenario, &rows, &recommendation, colour)
+                );
+                println!("wrote {out}");
+            }
+        }
     }
     Ok(())
+}
+
+/// Whether the user asked for no colour (<https://no-color.org>: `NO_COLOR` set and not empty).
+fn no_colour() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
 /// Runs the sweep, streaming `events.csv` into the staging folder when asked.
@@ -61,10 +82,11 @@ fn simulate(
     scenario: &Scenario,
     staging: &Staging,
     with_events: bool,
+    progress: &dyn SweepProgress,
 ) -> anyhow::Result<Vec<ShardRun>> {
     if !with_events {
         let observers = vec![NoEvents; scenario.shards.len()];
-        let runs = sweep::run(scenario, observers)?;
+        let runs = sweep::run(scenario, observers, progress)?;
         return Ok(runs.into_iter().map(|(run, _)| run).collect());
     }
     let parts: Vec<PathBuf> = scenario
@@ -80,7 +102,7 @@ fn simulate(
         .collect::<Result<Vec<_>, _>>()
         .context("cannot create events.csv")?;
     let mut runs = Vec::with_capacity(parts.len());
-    for (run, log) in sweep::run(scenario, observers)? {
+    for (run, log) in sweep::run(scenario, observers, progress)? {
         log.close().context("cannot write events.csv")?;
         runs.push(run);
     }
@@ -96,6 +118,14 @@ fn write_outputs(
 ) -> anyhow::Result<()> {
     staging.write("summary.csv", &csv::summary_csv(rows, scenario.seed))?;
     staging.write("timeseries.csv", &csv::timeseries_csv(scenario, runs))?;
+    let charts = chart::render_all(scenario, rows, runs).map_err(anyhow::Error::msg)?;
+    for chart in &charts {
+        staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
+        staging.write(&format!("{}.png", chart.name), &chart.png)?;
+    }
+    let recommendation = recommend(rows, &scenario.slo);
+    let page = html::render(scenario, rows, &recommendation, &charts);
+    staging.write("report.html", page.as_bytes())?;
     let mut resolved = scenario.resolved.clone();
     if let ArrivalPlan::Trace(info) = &scenario.arrivals {
         let trace = resolved.arrivals.get_or_insert_with(Default::default);

@@ -4,7 +4,7 @@
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::model::Policy;
 
@@ -50,13 +50,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub events: bool,
 
-    /// Print nothing on success.
+    /// Print nothing on success (and no progress bars).
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// What to print on standard output: an aligned table, or the summary as JSON for scripts.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 
     /// Worker threads [default: one per core]; results are the same for any number.
     #[arg(long, value_name = "N")]
     pub threads: Option<NonZeroUsize>,
+}
+
+/// What `run` prints on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The summary table with verdicts and a reading.
+    Table,
+    /// The summary as one JSON document, and nothing else.
+    Json,
 }
 
 fn parse_policy(text: &str) -> Result<Policy, String> {

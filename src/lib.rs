@@ -8,8 +8,10 @@
 //! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
 //! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
 //! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
-//! - [`report`]: the CSV files, the resolved scenario and the terminal table;
+//! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
+//!   terminal table;
 //! - [`theory`]: exact queueing results (Erlang C, M/D/1) to check and explain the numbers;
+//! - [`progress`]: progress bars while a sweep runs;
 //! - [`cli`] and [`app`]: the command line and the orchestration behind it.
 //!
 //! The exact core is [`model::ShardedCounter`], which reproduces the model's reference example:
@@ -32,6 +34,7 @@ pub mod arrivals;
 pub mod cli;
 pub mod error;
 pub mod model;
+pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod stats;

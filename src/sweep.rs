@@ -16,6 +16,20 @@ use crate::scenario::Scenario;
 /// Arrivals generated per chunk.
 const CHUNK: usize = 1 << 14;
 
+/// Told how far each shard count has got: once per chunk of arrivals, never per event.
+pub trait SweepProgress: Sync {
+    /// Shard count number `shard_index` (in scenario order) simulated `increments` more.
+    fn advanced(&self, shard_index: usize, increments: u64);
+}
+
+/// Progress that nobody watches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl SweepProgress for NoProgress {
+    fn advanced(&self, _: usize, _: u64) {}
+}
+
 /// The engine settings for one shard count of `scenario`.
 pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
     EngineConfig {
@@ -29,10 +43,12 @@ pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
 }
 
 /// Simulates every shard count of `scenario` on the current rayon pool, each with its
-/// observer (one per shard count, in the scenario's order); returns the runs in that order.
+/// observer (one per shard count, in the scenario's order), reporting to `progress`; returns
+/// the runs in that order.
 pub fn run<O: Observer + Send>(
     scenario: &Scenario,
     observers: Vec<O>,
+    progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
     assert_eq!(
         observers.len(),
@@ -55,7 +71,11 @@ pub fn run<O: Observer + Send>(
             || {
                 engines
                     .par_iter_mut()
-                    .for_each(|engine| engine.feed(&current))
+                    .enumerate()
+                    .for_each(|(index, engine)| {
+                        engine.feed(&current);
+                        progress.advanced(index, current.len() as u64);
+                    })
             },
         );
         filled?;

@@ -46,14 +46,15 @@ pub const TIMESERIES_COLUMNS: [&str; 9] = [
     "wait_max_ms",
 ];
 
-/// Renders `summary.csv`: one row per shard count.
-pub fn summary_csv(rows: &[SummaryRow], seed: u64) -> Vec<u8> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    write(&mut writer, SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
-    for row in rows {
-        let w = &row.waits;
-        write(
-            &mut writer,
+/// Columns of `summary.csv` that hold text; every other column is a number.
+pub const SUMMARY_TEXT_COLUMNS: [&str; 2] = ["scenario", "policy"];
+
+/// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
+/// The JSON output is built from the same fields, so the two always agree.
+pub fn summary_records(rows: &[SummaryRow], seed: u64) -> Vec<[String; 22]> {
+    rows.iter()
+        .map(|row| {
+            let w = &row.waits;
             [
                 row.scenario.clone(),
                 row.policy.clone(),
@@ -77,8 +78,17 @@ pub fn summary_csv(rows: &[SummaryRow], seed: u64) -> Vec<u8> {
                 format!("{:.4}", row.peak_utilization),
                 row.keys_touched.to_string(),
                 seed.to_string(),
-            ],
-        );
+            ]
+        })
+        .collect()
+}
+
+/// Renders `summary.csv`: one row per shard count.
+pub fn summary_csv(rows: &[SummaryRow], seed: u64) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    write(&mut writer, SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
+    for record in summary_records(rows, seed) {
+        write(&mut writer, record);
     }
     finish(writer)
 }

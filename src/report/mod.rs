@@ -8,10 +8,13 @@
 //! - [`terminal`]: the table printed after a run;
 //! - [`output`]: the output folder.
 
+pub mod chart;
 pub mod csv;
 pub mod events;
+pub mod html;
+pub mod json;
 pub mod output;
 pub mod summary;
 pub mod terminal;
 
-pub use summary::{SummaryRow, summarize};
+pub use summary::{Recommendation, SummaryRow, Verdict, recommend, summarize};

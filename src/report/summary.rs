@@ -1,8 +1,83 @@
 //! The figures reported for one shard count, derived from its run and the scenario.
 
 use crate::model::ShardRun;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
+
+/// Peak utilization above which a shard count is "near ceiling": waits rise steeply there.
+pub const NEAR_CEILING: f64 = 0.8;
+
+/// How a shard count fares at the peak, judged by its peak utilization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Peak utilization at most 0.8.
+    Stable,
+    /// Peak utilization above 0.8 and below 1: stable, but waits climb steeply.
+    NearCeiling,
+    /// Peak utilization 1 or more: the queue grows for as long as the peak lasts.
+    Overloaded,
+}
+
+impl Verdict {
+    /// The verdict for a peak utilization.
+    pub fn of(peak_utilization: f64) -> Verdict {
+        if peak_utilization >= 1.0 {
+            Verdict::Overloaded
+        } else if peak_utilization > NEAR_CEILING {
+            Verdict::NearCeiling
+        } else {
+            Verdict::Stable
+        }
+    }
+
+    /// The word shown in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Stable => "stable",
+            Verdict::NearCeiling => "near ceiling",
+            Verdict::Overloaded => "overloaded",
+        }
+    }
+}
+
+/// The shard counts a sweep recommends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Recommendation {
+    /// The smallest shard count that is stable at the peak.
+    pub stable: Option<u32>,
+    /// The smallest shard count that is not overloaded and meets every target of `[slo]`
+    /// (`None` when no target is set or none meets it).
+    pub meets_target: Option<u32>,
+    /// Whether `[slo]` sets a target.
+    pub has_target: bool,
+}
+
+impl Recommendation {
+    /// The shard count to highlight: the one meeting the target when one is set, else the
+    /// smallest stable one.
+    pub fn shards(&self) -> Option<u32> {
+        if self.has_target {
+            self.meets_target
+        } else {
+            self.stable
+        }
+    }
+}
+
+/// The recommendation of a sweep's rows (ascending shard counts) under `slo`.
+pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
+    let first =
+        |pred: &dyn Fn(&SummaryRow) -> bool| rows.iter().find(|r| pred(r)).map(|r| r.shards);
+    Recommendation {
+        stable: first(&|row| row.verdict() == Verdict::Stable),
+        meets_target: if slo.is_set() {
+            first(&|row| row.meets(slo))
+        } else {
+            None
+        },
+        has_target: slo.is_set(),
+    }
+}
 
 /// One row of `summary.csv`: a shard count's throughput, ceiling and waits.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,5 +140,215 @@ pub fn summarize(scenario: &Scenario, run: &ShardRun) -> SummaryRow {
         backlog_max: run.backlog_max,
         backlog_final: run.backlog_final,
         keys_touched: run.keys_touched,
+    }
+}
+
+impl SummaryRow {
+    /// How this shard count fares at the peak.
+    pub fn verdict(&self) -> Verdict {
+        Verdict::of(self.peak_utilization)
+    }
+
+    /// Whether it is not overloaded and meets every target that `slo` sets.
+    pub fn meets(&self, slo: &Slo) -> bool {
+        self.verdict() != Verdict::Overloaded
+            && slo.p99_ns.is_none_or(|target| self.waits.p99_ns <= target)
+            && slo
+                .p999_ns
+                .is_none_or(|target| self.waits.p999_ns <= target)
+            && slo
+                .max_utilization
+                .is_none_or(|limit| self.peak_utilization <= limit)
+    }
+}
+
+/// A short reading of a sweep in plain sentences: how the peak compares with one row, the
+/// smallest shard count that is stable at the peak, the smallest that meets the target, and
+/// what happens just below.
+pub fn reading(
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    recommendation: &Recommendation,
+) -> String {
+    let ms = human_wait;
+    let mean_hold_ms = scenario.hold.mean_ns() / 1e6;
+    let row_ceiling = 1e3 / mean_hold_ms;
+    let peak = scenario.peak_offered_per_s();
+    let mut text = format!(
+        "At its peak of {peak:.0} increments/s, one row (ceiling {row_ceiling:.0}/s at a mean hold of {mean_hold_ms} ms) \
+         would be offered {:.2}× what it can take.",
+        peak / row_ceiling
+    );
+    let by_shards = |shards: u32| rows.iter().find(|row| row.shards == shards);
+    match recommendation.stable.and_then(by_shards) {
+        Some(row) => text.push_str(&format!(
+            " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
+             p99 wait {}, backlog at the end {}.",
+            row.shards,
+            row.peak_utilization,
+            ms(row.waits.p99_ns),
+            row.backlog_final
+        )),
+        None => text.push_str(&format!(
+            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}); \
+             simulate more shards."
+        )),
+    }
+    if recommendation.has_target {
+        let target = describe_slo(&scenario.slo);
+        match recommendation.meets_target.and_then(by_shards) {
+            Some(row) => text.push_str(&format!(
+                " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
+                row.shards,
+                ms(row.waits.p99_ns),
+                ms(row.waits.p999_ns)
+            )),
+            None => text.push_str(&format!(
+                " No simulated shard count meets the target ({target})."
+            )),
+        }
+    }
+    let highlighted = recommendation.shards().or(recommendation.stable);
+    if let Some(below) = highlighted.and_then(|n| rows.iter().rev().find(|row| row.shards < n)) {
+        text.push_str(&format!(
+            " Just below, {} shards are {} at the peak: the backlog reaches {} and the p99 wait {}.",
+            below.shards,
+            below.verdict().label(),
+            below.backlog_max,
+            ms(below.waits.p99_ns)
+        ));
+    }
+    text
+}
+
+/// The targets of `[slo]` as text, e.g. `p99 ≤ 20 ms, peak utilization ≤ 0.5`.
+pub fn describe_slo(slo: &Slo) -> String {
+    let ms = |ns: u64| crate::model::time::fmt_ms(ns);
+    let mut parts = Vec::new();
+    if let Some(ns) = slo.p99_ns {
+        parts.push(format!("p99 ≤ {} ms", ms(ns)));
+    }
+    if let Some(ns) = slo.p999_ns {
+        parts.push(format!("p99.9 ≤ {} ms", ms(ns)));
+    }
+    if let Some(limit) = slo.max_utilization {
+        parts.push(format!("peak utilization ≤ {limit}"));
+    }
+    parts.join(", ")
+}
+
+/// A wait for people to read: `0 ms`, `0.328 ms`, `12.5 ms`, `26.7 s`, `11.9 min`.
+pub fn human_wait(ns: u64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ns == 0 {
+        "0 ms".into()
+    } else if ms < 1.0 {
+        format!("{ms:.3} ms")
+    } else if ms < 1000.0 {
+        format!("{ms:.1} ms")
+    } else if ms < 60_000.0 {
+        format!("{:.1} s", ms / 1e3)
+    } else {
+        format!("{:.1} min", ms / 6e4)
+    }
+}
+
+/// A number with precision that suits its size: `0.012`, `4.5`, `1250`; `inf` when unbounded.
+pub fn compact(value: f64) -> String {
+    if !value.is_finite() {
+        return "inf".into();
+    }
+    let text = if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.3}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(shards: u32, peak_utilization: f64, p99_ms: u64) -> SummaryRow {
+        SummaryRow {
+            scenario: "t".into(),
+            policy: "earliest-free".into(),
+            shards,
+            arrivals: 100,
+            completed: 100,
+            duration_s: 1.0,
+            offered_per_s: 100.0,
+            throughput_per_s: 100.0,
+            ceiling_per_s: 1000.0,
+            utilization: peak_utilization,
+            peak_offered_per_s: 100.0,
+            peak_utilization,
+            waits: WaitSummary {
+                p99_ns: p99_ms * 1_000_000,
+                p999_ns: p99_ms * 2_000_000,
+                ..WaitSummary::default()
+            },
+            backlog_max: 0,
+            backlog_final: 0,
+            keys_touched: 1,
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_peak_utilization() {
+        assert_eq!(Verdict::of(0.8), Verdict::Stable);
+        assert_eq!(Verdict::of(0.81), Verdict::NearCeiling);
+        assert_eq!(Verdict::of(1.0), Verdict::Overloaded);
+    }
+
+    #[test]
+    fn recommends_the_smallest_stable_and_the_smallest_meeting_the_target() {
+        let rows = [
+            row(2, 1.5, 900),
+            row(4, 0.9, 30),
+            row(8, 0.45, 12),
+            row(16, 0.2, 4),
+        ];
+        let plain = recommend(&rows, &Slo::default());
+        assert_eq!(
+            (plain.stable, plain.meets_target, plain.shards()),
+            (Some(8), None, Some(8))
+        );
+        let strict = Slo {
+            p99_ns: Some(5_000_000),
+            ..Slo::default()
+        };
+        assert_eq!(recommend(&rows, &strict).shards(), Some(16));
+        let loose = Slo {
+            p99_ns: Some(40_000_000),
+            ..Slo::default()
+        };
+        // Near the ceiling still counts when it meets the wait target.
+        assert_eq!(recommend(&rows, &loose).shards(), Some(4));
+        let headroom = Slo {
+            max_utilization: Some(0.3),
+            ..Slo::default()
+        };
+        assert_eq!(recommend(&rows, &headroom).shards(), Some(16));
+        let impossible = Slo {
+            p99_ns: Some(1),
+            ..Slo::default()
+        };
+        assert_eq!(recommend(&rows, &impossible).shards(), None);
+    }
+
+    #[test]
+    fn waits_read_in_human_units() {
+        assert_eq!(human_wait(0), "0 ms");
+        assert_eq!(human_wait(328_191), "0.328 ms");
+        assert_eq!(human_wait(26_675_773_439), "26.7 s");
+        assert_eq!(human_wait(711_890_829_311), "11.9 min");
     }
 }

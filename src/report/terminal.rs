@@ -1,12 +1,16 @@
-//! The plain summary table printed after a run.
+//! The summary table printed after a run: one aligned row per shard count with its verdict,
+//! the recommended shard count highlighted, and a reading of the result. Colours only when
+//! the caller says the output is a terminal that accepts them.
 
 use std::fmt::Write;
 
+use anstyle::{AnsiColor, Style};
+
 use crate::scenario::Scenario;
 
-use super::summary::SummaryRow;
+use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
 
-const HEADER: [&str; 10] = [
+const HEADER: [&str; 11] = [
     "shards",
     "ceiling/s",
     "util",
@@ -17,14 +21,26 @@ const HEADER: [&str; 10] = [
     "max ms",
     "backlog max",
     "backlog end",
+    "verdict",
 ];
 
-/// Renders the scenario line and an aligned table with one row per shard count.
-pub fn render(scenario: &Scenario, rows: &[SummaryRow]) -> String {
+/// Renders the scenario line, the table and the reading; `colour` adds ANSI styles.
+pub fn render(
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    recommendation: &Recommendation,
+    colour: bool,
+) -> String {
+    let paint = |style: Style, text: &str| -> String {
+        if colour {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    };
     let mut out = String::new();
     let arrivals = rows.first().map_or(0, |row| row.arrivals);
-    let _ = writeln!(
-        out,
+    let mut line = format!(
         "{}: {} increments over {} s (peak {}/s), mean hold {} ms, policy {}, seed {}",
         scenario.name,
         arrivals,
@@ -34,33 +50,81 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow]) -> String {
         scenario.policy,
         scenario.seed
     );
-    let cells: Vec<[String; 10]> = rows.iter().map(row_cells).collect();
+    if scenario.slo.is_set() {
+        let _ = write!(line, ", target {}", describe_slo(&scenario.slo));
+    }
+    let _ = writeln!(out, "{}", paint(Style::new().bold(), &line));
+    let cells: Vec<[String; 11]> = rows.iter().map(row_cells).collect();
     let widths: Vec<usize> = (0..HEADER.len())
         .map(|i| {
             cells
                 .iter()
-                .map(|row| row[i].len())
+                .map(|row| row[i].chars().count())
                 .chain([HEADER[i].len()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let line = |fields: Vec<&str>| -> String {
-        let padded: Vec<String> = fields
-            .iter()
-            .zip(&widths)
-            .map(|(field, &width)| format!("{field:>width$}"))
-            .collect();
-        padded.join("  ")
+    let pad = |text: &str, i: usize| {
+        let width = widths[i];
+        if i + 1 == HEADER.len() {
+            format!("{text:<width$}")
+        } else {
+            format!("{text:>width$}")
+        }
     };
-    let _ = writeln!(out, "{}", line(HEADER.to_vec()));
-    for row in &cells {
-        let _ = writeln!(out, "{}", line(row.iter().map(String::as_str).collect()));
+    let header: Vec<String> = HEADER.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint(Style::new().underline(), header.join("  ").trim_end())
+    );
+    for (row, cells) in rows.iter().zip(&cells) {
+        let recommended = recommendation.shards() == Some(row.shards);
+        let verdict_style = match row.verdict() {
+            Verdict::Stable => AnsiColor::Green.on_default(),
+            Verdict::NearCeiling => AnsiColor::Yellow.on_default(),
+            Verdict::Overloaded => AnsiColor::Red.on_default(),
+        };
+        let mut fields: Vec<String> = cells.iter().enumerate().map(|(i, c)| pad(c, i)).collect();
+        let last = fields.len() - 1;
+        fields[last] = paint(verdict_style, fields[last].trim_end());
+        let mut text = fields.join("  ");
+        if recommended {
+            text = format!(
+                "{}  {}",
+                paint(Style::new().bold(), &text),
+                paint(Style::new().bold(), "◀ recommended")
+            );
+        }
+        let _ = writeln!(out, "{text}");
     }
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap(&reading(scenario, rows, recommendation), 100)
+    );
     out
 }
 
-fn row_cells(row: &SummaryRow) -> [String; 10] {
+/// Breaks text into lines of at most `width` characters at spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("there is always a line");
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
+fn row_cells(row: &SummaryRow) -> [String; 11] {
     let ms = |ns: u64| compact(ns as f64 / 1e6);
     [
         row.shards.to_string(),
@@ -73,24 +137,46 @@ fn row_cells(row: &SummaryRow) -> [String; 10] {
         ms(row.waits.max_ns),
         row.backlog_max.to_string(),
         row.backlog_final.to_string(),
+        row.verdict().label().to_owned(),
     ]
 }
 
-/// A number with precision that suits its size: `0.012`, `4.5`, `1250`.
-fn compact(value: f64) -> String {
-    if !value.is_finite() {
-        return "inf".into();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::{recommend, summarize};
+    use crate::scenario::Overrides;
+
+    fn table(colour: bool) -> String {
+        let text =
+            "shards = [1, 4]\nduration_s = 2\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 2000\n";
+        let scenario =
+            Scenario::parse(std::path::Path::new("t.toml"), text, &Overrides::default()).unwrap();
+        let runs = crate::sweep::run(
+            &scenario,
+            vec![crate::model::NoEvents; 2],
+            &crate::sweep::NoProgress,
+        )
+        .unwrap();
+        let rows: Vec<SummaryRow> = runs
+            .iter()
+            .map(|(run, _)| summarize(&scenario, run))
+            .collect();
+        render(&scenario, &rows, &recommend(&rows, &scenario.slo), colour)
     }
-    let text = if value.abs() >= 100.0 {
-        format!("{value:.0}")
-    } else if value.abs() >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.3}")
-    };
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
+
+    #[test]
+    fn colours_only_when_asked() {
+        assert!(table(true).contains("\u{1b}["));
+        let plain = table(false);
+        assert!(!plain.contains('\u{1b}'));
+        assert!(plain.contains("overloaded") && plain.contains("◀ recommended"));
+    }
+
+    #[test]
+    fn wraps_long_readings() {
+        let text = wrap(&"word ".repeat(50), 20);
+        assert!(text.lines().all(|line| line.len() <= 20));
+        assert_eq!(text.split_whitespace().count(), 50);
     }
 }

@@ -33,6 +33,8 @@ pub struct ScenarioFile {
     pub keys: Option<KeysTable>,
     /// The synthetic user population (for `hash-user`).
     pub users: Option<UsersTable>,
+    /// The wait target: drawn on charts, and what a recommendation must meet.
+    pub slo: Option<SloTable>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -93,4 +95,16 @@ pub struct KeysTable {
 pub struct UsersTable {
     /// Number of distinct users, each equally likely to send an increment. Default 1,000,000.
     pub count: Option<u64>,
+}
+
+/// `[slo]`: the targets a shard count must meet at the peak. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SloTable {
+    /// Highest acceptable 99th-percentile wait, in milliseconds.
+    pub p99_ms: Option<f64>,
+    /// Highest acceptable 99.9th-percentile wait, in milliseconds.
+    pub p999_ms: Option<f64>,
+    /// Highest acceptable utilization at the peak (for headroom), in (0, 1].
+    pub max_utilization: Option<f64>,
 }

@@ -53,6 +53,8 @@ pub struct Scenario {
     pub keys: KeyPlan,
     /// Size of the synthetic user population.
     pub users: u64,
+    /// The targets a shard count must meet.
+    pub slo: Slo,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }
@@ -76,6 +78,24 @@ pub struct RateSegment {
     pub end: SimTime,
     /// Arrivals per second during the segment.
     pub rate_per_s: f64,
+}
+
+/// The targets a shard count must meet at the peak (`[slo]`); unset fields are not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Slo {
+    /// Highest acceptable p99 wait.
+    pub p99_ns: Option<SimTime>,
+    /// Highest acceptable p99.9 wait.
+    pub p999_ns: Option<SimTime>,
+    /// Highest acceptable peak utilization.
+    pub max_utilization: Option<f64>,
+}
+
+impl Slo {
+    /// Whether any target is set.
+    pub fn is_set(&self) -> bool {
+        self.p99_ns.is_some() || self.p999_ns.is_some() || self.max_utilization.is_some()
+    }
 }
 
 /// The synthetic key population.
@@ -122,6 +142,25 @@ impl Scenario {
             ArrivalPlan::Trace(info) => {
                 info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
             }
+        }
+    }
+
+    /// Expected number of arrivals: the profile's integral, or the trace's line count.
+    pub fn expected_arrivals(&self) -> u64 {
+        match &self.arrivals {
+            ArrivalPlan::Poisson { segments } => {
+                let mut start = 0;
+                let total: f64 = segments
+                    .iter()
+                    .map(|segment| {
+                        let seconds = (segment.end - start) as f64 / 1e9;
+                        start = segment.end;
+                        seconds * segment.rate_per_s
+                    })
+                    .sum();
+                total.round() as u64
+            }
+            ArrivalPlan::Trace(info) => info.arrivals,
         }
     }
 

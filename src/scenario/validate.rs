@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::file::{ArrivalsTable, HoldTable, KeysTable, ScenarioFile, UsersTable};
-use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario};
+use super::file::{ArrivalsTable, HoldTable, KeysTable, ScenarioFile, SloTable, UsersTable};
+use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
 use crate::model::hold::MAX_HOLD_NS;
@@ -131,6 +131,7 @@ pub(super) fn resolve(
             "hash-user needs a user column in the trace; use another policy or add user ids".into(),
         ));
     }
+    let slo = resolve_slo(file.slo.as_ref()).map_err(|(field, m)| err(&field, m))?;
     let key_count = match &arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64,
         ArrivalPlan::Poisson { .. } => u64::from(keys.count),
@@ -169,6 +170,7 @@ pub(super) fn resolve(
         arrivals,
         keys,
         users,
+        slo,
         resolved: file,
     })
 }
@@ -498,4 +500,28 @@ fn resolve_users(table: Option<&UsersTable>, is_trace: bool) -> Result<u64, Fiel
         },
         None => Ok(DEFAULT_USERS),
     }
+}
+
+fn resolve_slo(table: Option<&SloTable>) -> Result<Slo, FieldError> {
+    let Some(table) = table else {
+        return Ok(Slo::default());
+    };
+    let wait = |value: Option<f64>, field: &str| {
+        value
+            .map(|ms| {
+                number(ms, Min::Above(0.0), MAX_HOLD_MS)
+                    .map(ms_f64_to_ns)
+                    .map_err(|m| (format!("slo.{field}"), m))
+            })
+            .transpose()
+    };
+    let max_utilization = table
+        .max_utilization
+        .map(|u| number(u, Min::Above(0.0), 1.0).map_err(|m| ("slo.max_utilization".to_owned(), m)))
+        .transpose()?;
+    Ok(Slo {
+        p99_ns: wait(table.p99_ms, "p99_ms")?,
+        p999_ns: wait(table.p999_ms, "p999_ms")?,
+        max_utilization,
+    })
 }

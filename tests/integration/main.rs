@@ -6,4 +6,5 @@ mod common;
 mod determinism;
 mod model;
 mod queueing;
+mod reports;
 mod scenarios;

@@ -1,0 +1,80 @@
+//! Progress bars on standard error: one per shard count, counting simulated increments against
+//! the expected total, with rate and ETA. The only place that builds indicatif bars. They stay
+//! hidden for the first half second (short runs never show them), when standard error is not
+//! a terminal, and with `--quiet`. The sweep reports once per chunk of arrivals, never per
+//! event, so the engine does not slow down.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use crate::scenario::Scenario;
+use crate::sweep::SweepProgress;
+
+/// How long a run goes before its bars appear.
+const SHOW_AFTER: Duration = Duration::from_millis(500);
+
+/// The bars of one sweep.
+#[derive(Debug)]
+pub struct ProgressBars {
+    multi: MultiProgress,
+    bars: Vec<ProgressBar>,
+    started: Instant,
+    may_show: bool,
+    shown: AtomicBool,
+}
+
+impl ProgressBars {
+    /// Bars for every shard count of `scenario`; `may_show` is false when quiet or when
+    /// standard error is not a terminal.
+    pub fn new(scenario: &Scenario, may_show: bool) -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
+        let style = ProgressStyle::with_template(
+            "{prefix:>8} [{bar:36.cyan/blue}] {human_pos:>11}/{human_len:11} {rate:>11} eta {eta:>4}",
+        )
+        .expect("the template is valid")
+        .with_key("rate", |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+            let _ = write!(out, "{:.1} M/s", state.per_sec() / 1e6);
+        })
+        .progress_chars("=> ");
+        let total = scenario.expected_arrivals().max(1);
+        let bars = scenario
+            .shards
+            .iter()
+            .map(|shards| {
+                let bar = multi.add(ProgressBar::new(total));
+                bar.set_style(style.clone());
+                bar.set_prefix(format!("N = {shards}"));
+                bar
+            })
+            .collect();
+        ProgressBars {
+            multi,
+            bars,
+            started: Instant::now(),
+            may_show,
+            shown: AtomicBool::new(false),
+        }
+    }
+
+    /// Removes the bars from the terminal.
+    pub fn finish(&self) {
+        for bar in &self.bars {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+impl SweepProgress for ProgressBars {
+    fn advanced(&self, shard_index: usize, increments: u64) {
+        self.bars[shard_index].inc(increments);
+        if self.may_show
+            && self.started.elapsed() >= SHOW_AFTER
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
+            self.multi.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+}

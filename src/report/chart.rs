@@ -1,0 +1,773 @@
+//! The charts, each rendered as SVG text and as a 1200×800 PNG from the same in-memory
+//! results the CSV files come from.
+//!
+//! - `waits`: wait p50, p99 and p99.9 against shard count, overloaded shard counts shaded,
+//!   the `[slo]` p99 target as a dashed line;
+//! - `backlog`: backlog over time, one line per shard count, the offered rate on a second axis;
+//! - `throughput`: offered rate, achieved throughput and ceiling against shard count;
+//! - `wait_over_time`: p99 wait per window, one line per shard count.
+//!
+//! Axes that span decades are drawn on a log scale by plotting `log10(value)` on a linear
+//! axis and labelling ticks with the value; shard counts always use a log₂ axis. Zero, which a
+//! log axis cannot show, is drawn at the axis floor (the axis title says so). PNG text is
+//! rasterised from the bundled DejaVu Sans (pure Rust, no system font libraries).
+
+use std::ops::Range;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+
+use crate::model::ShardRun;
+use crate::scenario::Scenario;
+
+use super::summary::{SummaryRow, Verdict};
+
+/// Chart size in pixels.
+pub const SIZE: (u32, u32) = (1200, 800);
+/// The font family every chart uses (registered from the bundled font).
+const FONT: &str = "sans-serif";
+/// DejaVu Sans (Bitstream Vera licence, see `assets/fonts/LICENSE-DejaVu.txt`).
+const FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+/// Most points drawn per line; longer series are reduced to the maximum of each bucket.
+const MAX_POINTS: usize = 1500;
+/// A ratio of largest to smallest positive value from which an axis becomes logarithmic.
+const LOG_SPAN: f64 = 30.0;
+
+/// Tableau 10: distinguishable colours for series.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// One rendered chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File stem: `waits`, `backlog`, `throughput` or `wait_over_time`.
+    pub name: &'static str,
+    /// The chart as an SVG document.
+    pub svg: String,
+    /// The chart as a PNG image.
+    pub png: Vec<u8>,
+}
+
+/// Renders every chart of a sweep.
+pub fn render_all(
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    runs: &[ShardRun],
+) -> Result<Vec<Chart>, String> {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The bytes are a valid font compiled into the binary; a failure is a build defect.
+        register_font(FONT, FontStyle::Normal, FONT_BYTES)
+            .unwrap_or_else(|_| panic!("the bundled font is valid"));
+    });
+    let figures: [(&'static str, &dyn Figure); 4] = [
+        ("waits", &WaitsFigure { scenario, rows }),
+        ("backlog", &BacklogFigure { scenario, runs }),
+        ("throughput", &ThroughputFigure { scenario, rows }),
+        ("wait_over_time", &WaitOverTimeFigure { scenario, runs }),
+    ];
+    figures
+        .iter()
+        .map(|(name, figure)| render(name, *figure))
+        .collect()
+}
+
+/// Something drawn on a drawing area of either backend.
+trait Figure {
+    fn draw_svg(&self, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>;
+    fn draw_png(&self, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String>;
+}
+
+/// Implements [`Figure`] for a type with a generic `draw` method.
+macro_rules! figure {
+    ($type:ident) => {
+        impl Figure for $type<'_> {
+            fn draw_svg(&self, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+                self.draw(area).map_err(|err| err.to_string())
+            }
+            fn draw_png(&self, area: &DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), String> {
+                self.draw(area).map_err(|err| err.to_string())
+            }
+        }
+    };
+}
+
+fn render(name: &'static str, figure: &dyn Figure) -> Result<Chart, String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        figure.draw_svg(&area)?;
+        area.present().map_err(|err| err.to_string())?;
+    }
+    let mut pixels = vec![0u8; (SIZE.0 * SIZE.1 * 3) as usize];
+    {
+        let area = BitMapBackend::with_buffer(&mut pixels, SIZE).into_drawing_area();
+        figure.draw_png(&area)?;
+        area.present().map_err(|err| err.to_string())?;
+    }
+    Ok(Chart {
+        name,
+        svg,
+        png: encode_png(&pixels)?,
+    })
+}
+
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, SIZE.0, SIZE.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|err| err.to_string())?;
+    writer
+        .write_image_data(rgb)
+        .map_err(|err| err.to_string())?;
+    writer.finish().map_err(|err| err.to_string())?;
+    Ok(out)
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// A value axis, linear or logarithmic, mapping values to plot coordinates.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    log: bool,
+    /// Log axes: the smallest value shown; zero and smaller values are drawn here.
+    floor: f64,
+    /// Upper end of the axis, in values.
+    top: f64,
+    /// Log axes: whether some values (zeros) lie below the floor and are drawn on it.
+    clamped: bool,
+}
+
+impl Axis {
+    /// An axis for `values` (all ≥ 0): logarithmic when the positive ones span `LOG_SPAN`.
+    fn fit(values: impl Iterator<Item = f64>) -> Axis {
+        let (mut min_positive, mut max, mut has_zero) = (f64::INFINITY, 0.0f64, false);
+        for value in values.filter(|v| v.is_finite()) {
+            max = max.max(value);
+            if value > 0.0 {
+                min_positive = min_positive.min(value);
+            } else {
+                has_zero = true;
+            }
+        }
+        let linear = |top| Axis {
+            log: false,
+            floor: 0.0,
+            top,
+            clamped: false,
+        };
+        if max <= 0.0 {
+            return linear(1.0);
+        }
+        if max / min_positive < LOG_SPAN {
+            return linear(max * 1.1);
+        }
+        let floor = 10f64.powf(min_positive.log10().floor());
+        let top = 10f64.powf(max.log10().ceil()).max(floor * 10.0);
+        Axis {
+            log: true,
+            floor,
+            top,
+            clamped: has_zero,
+        }
+    }
+
+    /// Plot coordinate of a value.
+    fn to_plot(self, value: f64) -> f64 {
+        if self.log {
+            value.max(self.floor).log10()
+        } else {
+            value
+        }
+    }
+
+    /// The plotted range.
+    fn range(self) -> Range<f64> {
+        self.to_plot(self.floor)..self.to_plot(self.top)
+    }
+
+    /// Tick label for a plot coordinate.
+    fn label(self, plot: f64) -> String {
+        if self.log {
+            let value = 10f64.powf(plot);
+            if (plot - plot.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            if self.clamped && plot.round() <= self.floor.log10().round() {
+                return format!("≤{}", number(value));
+            }
+            number(value)
+        } else {
+            number(plot)
+        }
+    }
+
+    /// Axis-title suffix saying how the axis is scaled.
+    fn note(self) -> &'static str {
+        match (self.log, self.clamped) {
+            (true, true) => ", log scale; 0 at the bottom",
+            (true, false) => ", log scale",
+            (false, _) => "",
+        }
+    }
+}
+
+/// A shard-count axis: log₂, labelled at whole shard counts.
+fn shard_range(rows: &[u32]) -> Range<f64> {
+    let min = f64::from(rows.iter().copied().min().unwrap_or(1));
+    let max = f64::from(rows.iter().copied().max().unwrap_or(1));
+    (min.log2() - 0.35)..(max.log2() + 0.35)
+}
+
+fn shard_label(plot: f64) -> String {
+    let value = 2f64.powf(plot);
+    if (value - value.round()).abs() < 1e-6 && value >= 1.0 {
+        format!("{}", value.round())
+    } else {
+        String::new()
+    }
+}
+
+/// A number for a tick label: `0.001`, `2.5`, `1000`, `1e+06`.
+fn number(value: f64) -> String {
+    let abs = value.abs();
+    if abs == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&abs) {
+        format!("{value:.0e}")
+    } else if abs >= 100.0 {
+        format!("{value:.0}")
+    } else {
+        let text = format!("{value:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+fn colour(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+fn title(scenario: &Scenario, what: &str) -> String {
+    format!("{}: {what}", scenario.name)
+}
+
+/// Reduces a long series to at most `MAX_POINTS`, keeping each bucket's maximum.
+fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_POINTS {
+        return points;
+    }
+    let bucket = points.len().div_ceil(MAX_POINTS);
+    points
+        .chunks(bucket)
+        .map(|chunk| {
+            let y = chunk.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+            (chunk[0].0, y)
+        })
+        .collect()
+}
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    /// A solid line.
+    Line(RGBColor),
+    /// A dashed line.
+    Dashed(RGBColor),
+    /// A filled box (bands and areas).
+    Fill(RGBAColor),
+}
+
+/// Legend entries, drawn in a strip below the plot so they never cover data.
+#[derive(Debug, Default)]
+struct Legend(Vec<(String, Mark)>);
+
+/// Height of one legend row, in pixels.
+const LEGEND_ROW: u32 = 30;
+/// Width of the legend strip, in pixels.
+const LEGEND_WIDTH: u32 = SIZE.0 - 60;
+
+impl Legend {
+    fn add(&mut self, label: impl Into<String>, mark: Mark) {
+        self.0.push((label.into(), mark));
+    }
+
+    /// Column width (fits the longest label at about 11 px a character) and columns per row.
+    fn columns(&self) -> (u32, u32) {
+        let longest = self
+            .0
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0) as u32;
+        let width = (60 + 11 * longest).min(LEGEND_WIDTH);
+        (width, (LEGEND_WIDTH / width).max(1))
+    }
+
+    /// Splits `root` into the plot area and the legend strip below it.
+    fn split<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+    ) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+        let (_, per_row) = self.columns();
+        let rows = (self.0.len() as u32).div_ceil(per_row);
+        root.split_vertically(SIZE.1 - rows * LEGEND_ROW - 16)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let (width, per_row) = self.columns();
+        for (i, (label, mark)) in self.0.iter().enumerate() {
+            let (column, row) = (i as u32 % per_row, i as u32 / per_row);
+            let x = 40 + (column * width) as i32;
+            let y = (8 + row * LEGEND_ROW + LEGEND_ROW / 2) as i32;
+            match *mark {
+                Mark::Line(colour) => area.draw(&PathElement::new(
+                    vec![(x, y), (x + 32, y)],
+                    colour.stroke_width(4),
+                ))?,
+                Mark::Dashed(colour) => {
+                    for start in [x, x + 13, x + 26] {
+                        area.draw(&PathElement::new(
+                            vec![(start, y), (start + 7, y)],
+                            colour.stroke_width(3),
+                        ))?;
+                    }
+                }
+                Mark::Fill(colour) => area.draw(&Rectangle::new(
+                    [(x, y - 9), (x + 32, y + 9)],
+                    colour.filled(),
+                ))?,
+            }
+            area.draw(&Text::new(
+                label.clone(),
+                (x + 42, y - 10),
+                (FONT, 19).into_font().color(&BLACK),
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws the axes, grid and labels shared by every chart.
+fn draw_mesh<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    x_desc: &str,
+    y_desc: &str,
+    x_label: &dyn Fn(&f64) -> String,
+    y_label: &dyn Fn(&f64) -> String,
+) -> DrawResult<DB> {
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(x_label)
+        .y_label_formatter(y_label)
+        .x_labels(12)
+        .y_labels(12)
+        .label_style((FONT, 18))
+        .axis_desc_style((FONT, 22))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .light_line_style(WHITE)
+        .draw()
+}
+
+/// Builds the plot area with its caption.
+fn build<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: String,
+    x: Range<f64>,
+    y: Range<f64>,
+    right_axis: bool,
+) -> Result<Plot<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, (FONT, 30))
+        .margin(20)
+        .x_label_area_size(64)
+        .y_label_area_size(100);
+    if right_axis {
+        builder.right_y_label_area_size(100);
+    }
+    builder.build_cartesian_2d(x, y)
+}
+
+/// A dashed horizontal line across the plot at `level` (plot coordinates).
+fn draw_target<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    x: Range<f64>,
+    level: f64,
+) -> DrawResult<DB> {
+    chart.draw_series(DashedLineSeries::new(
+        vec![(x.start, level), (x.end, level)],
+        12,
+        8,
+        BLACK.stroke_width(2),
+    ))?;
+    Ok(())
+}
+
+/// A line over shard counts: its legend label, the value it plots, and how it is drawn.
+type Series<T> = (&'static str, fn(&SummaryRow) -> T, Mark);
+
+/// A per-shard-count line with its points: solid with dots, or dashed with crosses.
+fn draw_marked<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    points: Vec<(f64, f64)>,
+    mark: Mark,
+) -> DrawResult<DB> {
+    match mark {
+        Mark::Line(colour) => {
+            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 6, colour.filled())))?;
+        }
+        Mark::Dashed(colour) => {
+            chart.draw_series(DashedLineSeries::new(
+                points.clone(),
+                14,
+                8,
+                colour.stroke_width(3),
+            ))?;
+            chart.draw_series(
+                points
+                    .iter()
+                    .map(|&p| Cross::new(p, 7, colour.stroke_width(3))),
+            )?;
+        }
+        Mark::Fill(_) => unreachable!("fills are not lines"),
+    }
+    Ok(())
+}
+
+/// The label of a time-series line, saying so when all of it sits at zero (hidden under
+/// the others at the bottom of a log axis).
+fn series_label(shards: u32, values: &[(f64, f64)]) -> String {
+    if values.iter().all(|p| p.1 <= 0.0) {
+        format!("N = {shards} (0 throughout)")
+    } else {
+        format!("N = {shards}")
+    }
+}
+
+struct WaitsFigure<'a> {
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+}
+figure!(WaitsFigure);
+
+impl WaitsFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let series: [Series<u64>; 3] = [
+            ("wait p50", |r| r.waits.p50_ns, Mark::Line(PALETTE[0])),
+            ("wait p99", |r| r.waits.p99_ns, Mark::Line(PALETTE[1])),
+            ("wait p99.9", |r| r.waits.p999_ns, Mark::Dashed(PALETTE[3])),
+        ];
+        let target_ms = self.scenario.slo.p99_ns.map(ms);
+        let y = Axis::fit(
+            self.rows
+                .iter()
+                .flat_map(|r| series.iter().map(move |s| ms((s.1)(r))))
+                .chain(target_ms),
+        );
+        let overloaded: Vec<f64> = self
+            .rows
+            .iter()
+            .filter(|r| r.verdict() == Verdict::Overloaded)
+            .map(|r| f64::from(r.shards).log2())
+            .collect();
+        let band = RGBColor(214, 39, 40).mix(0.12);
+        let mut legend = Legend::default();
+        for (name, _, mark) in &series {
+            legend.add(*name, *mark);
+        }
+        if !overloaded.is_empty() {
+            legend.add("overloaded at the peak", Mark::Fill(band));
+        }
+        if let Some(target) = target_ms {
+            legend.add(
+                format!("target p99 {} ms", number(target)),
+                Mark::Dashed(BLACK),
+            );
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
+        let x = shard_range(&shards);
+        let caption = title(self.scenario, "wait against shard count");
+        let mut chart = build(&plot_area, caption, x.clone(), y.range(), false)?;
+        let y_desc = format!("wait for the row (ms{})", y.note());
+        draw_mesh(
+            &mut chart,
+            "shards (rows per key, log scale)",
+            &y_desc,
+            &|v| shard_label(*v),
+            &|v| y.label(*v),
+        )?;
+        let y_range = y.range();
+        chart.draw_series(overloaded.iter().map(|&at| {
+            Rectangle::new(
+                [(at - 0.3, y_range.start), (at + 0.3, y_range.end)],
+                band.filled(),
+            )
+        }))?;
+        if let Some(target) = target_ms {
+            draw_target(&mut chart, x, y.to_plot(target))?;
+        }
+        for (_, value, mark) in series {
+            let points: Vec<(f64, f64)> = self
+                .rows
+                .iter()
+                .map(|r| (f64::from(r.shards).log2(), y.to_plot(ms(value(r)))))
+                .collect();
+            draw_marked(&mut chart, points, mark)?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+struct BacklogFigure<'a> {
+    scenario: &'a Scenario,
+    runs: &'a [ShardRun],
+}
+figure!(BacklogFigure);
+
+impl BacklogFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let window_s = self.scenario.window as f64 / 1e9;
+        let end_s = self.scenario.duration_s();
+        let lines: Vec<(u32, Vec<(f64, f64)>)> = self
+            .runs
+            .iter()
+            .map(|run| {
+                let points = run
+                    .windows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| ((i + 1) as f64 * window_s, w.backlog as f64))
+                    .collect();
+                (run.shards, thin(points))
+            })
+            .collect();
+        let y = Axis::fit(
+            lines
+                .iter()
+                .flat_map(|(_, points)| points.iter().map(|p| p.1)),
+        );
+        let offered: Vec<(f64, f64)> = self.runs.first().map_or_else(Vec::new, |run| {
+            let points = run
+                .windows
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (i as f64 * window_s, w.arrivals as f64 / window_s))
+                .collect();
+            thin(points)
+        });
+        let rate_top = offered.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+        let grey = RGBColor(120, 120, 120);
+        let mut legend = Legend::default();
+        legend.add("offered rate (right axis)", Mark::Fill(grey.mix(0.3)));
+        for (index, (shards, points)) in lines.iter().enumerate() {
+            legend.add(series_label(*shards, points), Mark::Line(colour(index)));
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let caption = title(self.scenario, "backlog over time");
+        let mut chart = build(&plot_area, caption, 0.0..end_s, y.range(), true)?
+            .set_secondary_coord(0.0..end_s, 0.0..rate_top);
+        let y_desc = format!("backlog (increments waiting{})", y.note());
+        draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
+            y.label(*v)
+        })?;
+        chart
+            .configure_secondary_axes()
+            .y_desc("offered rate (increments/s)")
+            .y_label_formatter(&|v| number(*v))
+            .label_style((FONT, 18))
+            .axis_desc_style((FONT, 22))
+            .draw()?;
+        chart.draw_secondary_series(
+            AreaSeries::new(offered, 0.0, grey.mix(0.15)).border_style(grey.mix(0.6)),
+        )?;
+        for (index, (_, points)) in lines.iter().enumerate() {
+            let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
+            chart.draw_series(LineSeries::new(plotted, colour(index).stroke_width(3)))?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+struct ThroughputFigure<'a> {
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+}
+figure!(ThroughputFigure);
+
+impl ThroughputFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let series: [Series<f64>; 4] = [
+            (
+                "ceiling (shards ÷ mean hold)",
+                |r| r.ceiling_per_s,
+                Mark::Line(PALETTE[7]),
+            ),
+            (
+                "peak offered",
+                |r| r.peak_offered_per_s,
+                Mark::Line(PALETTE[3]),
+            ),
+            (
+                "achieved throughput",
+                |r| r.throughput_per_s,
+                Mark::Line(PALETTE[0]),
+            ),
+            (
+                "mean offered",
+                |r| r.offered_per_s,
+                Mark::Dashed(PALETTE[1]),
+            ),
+        ];
+        let y = Axis::fit(
+            self.rows
+                .iter()
+                .flat_map(|r| series.iter().map(move |s| (s.1)(r))),
+        );
+        let mut legend = Legend::default();
+        for (name, _, mark) in &series {
+            legend.add(*name, *mark);
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
+        let caption = title(self.scenario, "throughput against shard count");
+        let mut chart = build(&plot_area, caption, shard_range(&shards), y.range(), false)?;
+        let y_desc = format!("increments per second{}", y.note());
+        draw_mesh(
+            &mut chart,
+            "shards (rows per key, log scale)",
+            &y_desc,
+            &|v| shard_label(*v),
+            &|v| y.label(*v),
+        )?;
+        for (_, value, mark) in series {
+            let points: Vec<(f64, f64)> = self
+                .rows
+                .iter()
+                .filter(|r| value(r).is_finite())
+                .map(|r| (f64::from(r.shards).log2(), y.to_plot(value(r))))
+                .collect();
+            draw_marked(&mut chart, points, mark)?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+struct WaitOverTimeFigure<'a> {
+    scenario: &'a Scenario,
+    runs: &'a [ShardRun],
+}
+figure!(WaitOverTimeFigure);
+
+impl WaitOverTimeFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let window_s = self.scenario.window as f64 / 1e9;
+        let lines: Vec<(u32, Vec<(f64, f64)>)> = self
+            .runs
+            .iter()
+            .map(|run| {
+                let points = run
+                    .windows
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, w)| {
+                        w.wait_p99_ns()
+                            .map(|ns| (i as f64 * window_s, ns as f64 / 1e6))
+                    })
+                    .collect();
+                (run.shards, thin(points))
+            })
+            .collect();
+        let target_ms = self.scenario.slo.p99_ns.map(|ns| ns as f64 / 1e6);
+        let y = Axis::fit(
+            lines
+                .iter()
+                .flat_map(|(_, points)| points.iter().map(|p| p.1))
+                .chain(target_ms),
+        );
+        let mut legend = Legend::default();
+        for (index, (shards, points)) in lines.iter().enumerate() {
+            legend.add(series_label(*shards, points), Mark::Line(colour(index)));
+        }
+        if let Some(target) = target_ms {
+            legend.add(
+                format!("target p99 {} ms", number(target)),
+                Mark::Dashed(BLACK),
+            );
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let end_s = self.scenario.duration_s();
+        let caption = title(self.scenario, "p99 wait per window over time");
+        let mut chart = build(&plot_area, caption, 0.0..end_s, y.range(), false)?;
+        let x_desc = format!("time (s); windows of {} s", number(window_s));
+        let y_desc = format!("p99 wait (ms{})", y.note());
+        draw_mesh(&mut chart, &x_desc, &y_desc, &|v| number(*v), &|v| {
+            y.label(*v)
+        })?;
+        if let Some(target) = target_ms {
+            draw_target(&mut chart, 0.0..end_s, y.to_plot(target))?;
+        }
+        for (index, (_, points)) in lines.iter().enumerate() {
+            let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
+            chart.draw_series(LineSeries::new(plotted, colour(index).stroke_width(3)))?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_turn_logarithmic_when_values_span_decades() {
+        let linear = Axis::fit([0.0, 1.0, 20.0].into_iter());
+        assert!(!linear.log);
+        let log = Axis::fit([0.0, 0.3, 1200.0].into_iter());
+        assert!(log.log && log.clamped);
+        assert!(!Axis::fit([0.3, 1200.0].into_iter()).clamped);
+        assert_eq!((log.floor, log.top), (0.1, 10_000.0));
+        assert_eq!(log.to_plot(0.0), -1.0);
+        assert_eq!(log.label(3.0), "1000");
+        assert_eq!(log.label(-1.0), "≤0.1");
+        assert_eq!(log.label(0.5), "");
+    }
+
+    #[test]
+    fn shard_axes_label_whole_counts_only() {
+        assert_eq!(shard_label(4.0), "16");
+        assert_eq!(shard_label(0.5), "");
+    }
+
+    #[test]
+    fn long_series_are_thinned_to_bucket_maxima() {
+        let points: Vec<(f64, f64)> = (0..3000).map(|i| (i as f64, (i % 7) as f64)).collect();
+        let thinned = thin(points);
+        assert_eq!(thinned.len(), 1500);
+        assert!(thinned.iter().all(|p| p.1 >= 1.0));
+    }
+}
