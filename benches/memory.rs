@@ -28,7 +28,7 @@ fn main() {
         .expect("pool");
     let started = Instant::now();
     let runs = pool
-        .install(|| sweep::run(&scenario, vec![NoEvents], &sweep::NoProgress))
+        .install(|| sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress))
         .expect("runs");
     let seconds = started.elapsed().as_secs_f64();
     let arrivals = runs[0].0.arrivals;

@@ -29,7 +29,7 @@ fn scenario() -> Scenario {
 }
 
 fn arrivals(scenario: &Scenario) -> Vec<Arrival> {
-    let mut source = ArrivalSource::open(scenario).expect("opens");
+    let mut source = ArrivalSource::open(scenario, scenario.seed).expect("opens");
     let mut all = Vec::new();
     source
         .fill(&mut all, usize::MAX)
@@ -60,14 +60,18 @@ fn throughput(c: &mut Criterion) {
     group.bench_function("sweep", |b| {
         b.iter(|| {
             pool.install(|| {
-                black_box(sweep::run(&scenario, vec![NoEvents], &sweep::NoProgress).expect("runs"))
+                black_box(
+                    sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress).expect("runs"),
+                )
             })
         })
     });
     let bars = ProgressBars::new(&scenario, false);
     group.bench_function("sweep_with_progress", |b| {
         b.iter(|| {
-            pool.install(|| black_box(sweep::run(&scenario, vec![NoEvents], &bars).expect("runs")))
+            pool.install(|| {
+                black_box(sweep::run(&scenario, 0, vec![NoEvents], &bars).expect("runs"))
+            })
         })
     });
     group.finish();

@@ -74,15 +74,25 @@ impl InputError {
     }
 }
 
+/// A check or target that failed: the run worked and the answer is no (exit code 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failed(pub String);
+
+/// Exit code for a failed check or target.
+pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input or usage.
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for a run that could not complete.
 pub const EXIT_FAILURE: u8 = 3;
 
-/// The exit code for an error: 2 when any cause is bad input, 3 otherwise.
+/// The exit code for an error: 2 when any cause is bad input, 1 for a failed check or
+/// target, 3 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
     if err.chain().any(|cause| cause.is::<InputError>()) {
         EXIT_BAD_INPUT
+    } else if err.chain().any(|cause| cause.is::<Failed>()) {
+        EXIT_FAILED
     } else {
         EXIT_FAILURE
     }

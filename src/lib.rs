@@ -7,6 +7,8 @@
 //! - [`arrivals`]: the increments it offers (Poisson, a rate profile, or a replayed trace);
 //! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
 //! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
+//! - [`plan`]: the smallest shard count that meets a target at the peak;
+//! - [`check`]: a summary against a committed baseline (regression gates);
 //! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
 //! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
 //!   terminal table;
@@ -31,9 +33,11 @@
 
 pub mod app;
 pub mod arrivals;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod model;
+pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod scenario;

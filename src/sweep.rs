@@ -4,13 +4,14 @@
 //! engine in parallel while the next chunk is generated, so all shard counts see exactly the
 //! same arrivals and hold draws (common random numbers) and a difference between two shard
 //! counts is caused by the shard count alone. Each engine is sequential, so the results do not
-//! depend on the number of threads.
+//! depend on the number of threads. Replications repeat the sweep with independent seeds
+//! derived from the scenario's, in a fixed order.
 
 use rayon::prelude::*;
 
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
-use crate::model::{Arrival, Engine, EngineConfig, Observer, ShardRun};
+use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, ShardRun};
 use crate::scenario::Scenario;
 
 /// Arrivals generated per chunk.
@@ -39,14 +40,16 @@ pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
         window: scenario.window,
         window_count: scenario.window_count(),
         key_hint: scenario.key_count(),
+        measure_from: scenario.warmup,
     }
 }
 
-/// Simulates every shard count of `scenario` on the current rayon pool, each with its
-/// observer (one per shard count, in the scenario's order), reporting to `progress`; returns
-/// the runs in that order.
+/// Simulates replication `replication` of every shard count of `scenario` on the current rayon
+/// pool, each with its observer (one per shard count, in the scenario's order), reporting to
+/// `progress`; returns the runs in that order.
 pub fn run<O: Observer + Send>(
     scenario: &Scenario,
+    replication: u32,
     observers: Vec<O>,
     progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
@@ -61,7 +64,7 @@ pub fn run<O: Observer + Send>(
         .zip(observers)
         .map(|(&shards, observer)| Engine::new(engine_config(scenario, shards), observer))
         .collect();
-    let mut source = ArrivalSource::open(scenario)?;
+    let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
     let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);
     let mut next: Vec<Arrival> = Vec::with_capacity(CHUNK);
     source.fill(&mut current, CHUNK)?;
@@ -82,4 +85,33 @@ pub fn run<O: Observer + Send>(
         std::mem::swap(&mut current, &mut next);
     }
     Ok(engines.into_par_iter().map(Engine::finish).collect())
+}
+
+/// Every replication of every shard count: `result[shard_index][replication]`. Replication 0
+/// uses `observers` (say, to write events); the others observe nothing.
+pub fn run_replications<O: Observer + Send>(
+    scenario: &Scenario,
+    observers: Vec<O>,
+    progress: &dyn SweepProgress,
+) -> Result<(Vec<Vec<ShardRun>>, Vec<O>), InputError> {
+    let first = run(scenario, 0, observers, progress)?;
+    let mut runs: Vec<Vec<ShardRun>> = Vec::with_capacity(first.len());
+    let mut observers = Vec::with_capacity(first.len());
+    for (run, observer) in first {
+        runs.push(vec![run]);
+        observers.push(observer);
+    }
+    let others: Vec<Vec<(ShardRun, NoEvents)>> = (1..scenario.replications)
+        .into_par_iter()
+        .map(|replication| {
+            let silent = vec![NoEvents; scenario.shards.len()];
+            run(scenario, replication, silent, progress)
+        })
+        .collect::<Result<_, _>>()?;
+    for replication in others {
+        for (index, (run, _)) in replication.into_iter().enumerate() {
+            runs[index].push(run);
+        }
+    }
+    Ok((runs, observers))
 }

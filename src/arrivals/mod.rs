@@ -72,15 +72,15 @@ pub enum ArrivalSource<'a> {
 }
 
 impl<'a> ArrivalSource<'a> {
-    /// Opens the scenario's arrival stream from its beginning.
-    pub fn open(scenario: &'a Scenario) -> Result<Self, InputError> {
+    /// Opens the scenario's arrival stream from its beginning, drawing from `seed`.
+    pub fn open(scenario: &'a Scenario, seed: u64) -> Result<Self, InputError> {
         let needs = DrawNeeds::for_policy(scenario.policy);
         Ok(match &scenario.arrivals {
             ArrivalPlan::Poisson { segments } => ArrivalSource::Synthetic(
-                synthetic::SyntheticSource::new(scenario, segments.clone(), needs),
+                synthetic::SyntheticSource::new(scenario, seed, segments.clone(), needs),
             ),
             ArrivalPlan::Trace(info) => {
-                ArrivalSource::Trace(trace::TraceReplay::open(info, scenario, needs)?)
+                ArrivalSource::Trace(trace::TraceReplay::open(info, scenario, seed, needs)?)
             }
         })
     }

@@ -28,9 +28,13 @@ pub struct SyntheticSource {
 }
 
 impl SyntheticSource {
-    /// The arrivals of `scenario` over `segments`, from time 0.
-    pub fn new(scenario: &Scenario, segments: Vec<RateSegment>, needs: DrawNeeds) -> Self {
-        let seed = scenario.seed;
+    /// The arrivals of `scenario` over `segments`, from time 0, drawn from `seed`.
+    pub fn new(
+        scenario: &Scenario,
+        seed: u64,
+        segments: Vec<RateSegment>,
+        needs: DrawNeeds,
+    ) -> Self {
         let keys = (scenario.keys.count > 1).then(|| {
             Zipf::new(f64::from(scenario.keys.count), scenario.keys.zipf_s)
                 .expect("validated: count ≥ 1 and zipf_s ≥ 0")

@@ -145,10 +145,11 @@ pub struct TraceReplay<'a> {
 }
 
 impl<'a> TraceReplay<'a> {
-    /// Opens the trace of `info` for `scenario`, from its first line.
+    /// Opens the trace of `info` for `scenario`, from its first line, drawing holds from `seed`.
     pub fn open(
         info: &'a TraceInfo,
         scenario: &Scenario,
+        seed: u64,
         needs: DrawNeeds,
     ) -> Result<Self, InputError> {
         Ok(TraceReplay {
@@ -156,8 +157,8 @@ impl<'a> TraceReplay<'a> {
             info,
             hold: scenario.hold.clone(),
             needs,
-            hold_rng: stream_rng(scenario.seed, Stream::Holds),
-            slot_rng: stream_rng(scenario.seed, Stream::Slots),
+            hold_rng: stream_rng(seed, Stream::Holds),
+            slot_rng: stream_rng(seed, Stream::Slots),
         })
     }
 

@@ -48,6 +48,9 @@ pub struct EngineConfig {
     pub window_count: usize,
     /// Expected number of distinct keys (a capacity hint).
     pub key_hint: usize,
+    /// Start of the measured period: arrivals before it (the warm-up) are simulated but left
+    /// out of the statistics; 0 measures everything.
+    pub measure_from: SimTime,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -77,13 +80,13 @@ pub enum Event {
 pub struct ShardRun {
     /// Rows per key.
     pub shards: u32,
-    /// Increments that arrived before the horizon.
+    /// Increments that arrived in the measured period (after the warm-up, before the horizon).
     pub arrivals: u64,
-    /// Holds that finished by the horizon.
+    /// Holds that finished in the measured period.
     pub completed: u64,
-    /// Waits of every increment.
+    /// Waits of the increments that arrived in the measured period.
     pub waits: WaitStats,
-    /// Largest backlog at any instant.
+    /// Largest backlog at any instant of the measured period (from its first arrival).
     pub backlog_max: u64,
     /// Backlog at the horizon.
     pub backlog_final: u64,
@@ -106,6 +109,7 @@ pub struct Engine<O: Observer = NoEvents> {
     completed: u64,
     backlog: u64,
     backlog_max: u64,
+    measuring: bool,
     observer: O,
 }
 
@@ -122,6 +126,7 @@ impl<O: Observer> Engine<O> {
             completed: 0,
             backlog: 0,
             backlog_max: 0,
+            measuring: false,
             observer,
             config,
         }
@@ -179,17 +184,27 @@ impl<O: Observer> Engine<O> {
             arrival.user,
         );
         let wait = grant.start - arrival.at;
-        self.arrivals += 1;
-        self.waits.record(wait);
+        let measured = arrival.at >= self.config.measure_from;
+        if measured {
+            if !self.measuring {
+                self.measuring = true;
+                self.backlog_max = self.backlog;
+            }
+            self.arrivals += 1;
+            self.waits.record(wait);
+        }
         self.series.record_arrival(wait);
         if grant.start > arrival.at {
             self.calendar.schedule(grant.start, Event::HoldStart);
             self.backlog += 1;
-            self.backlog_max = self.backlog_max.max(self.backlog);
+            if measured {
+                self.backlog_max = self.backlog_max.max(self.backlog);
+            }
         } else {
             self.series.record_start();
         }
-        if grant.start.saturating_add(arrival.hold) <= self.config.horizon {
+        let end = grant.start.saturating_add(arrival.hold);
+        if end <= self.config.horizon && end >= self.config.measure_from {
             self.completed += 1;
         }
         self.observer.on_increment(arrival, &grant, &self.rows);

@@ -5,10 +5,12 @@ use crate::model::ShardRun;
 use crate::model::time::{fmt_ms, fmt_s};
 use crate::scenario::Scenario;
 
+use crate::stats::WaitSummary;
+
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 22] = [
+pub const SUMMARY_COLUMNS: [&str; 36] = [
     "scenario",
     "policy",
     "shards",
@@ -31,6 +33,20 @@ pub const SUMMARY_COLUMNS: [&str; 22] = [
     "peak_utilization",
     "keys_touched",
     "seed",
+    "replications",
+    "warmup_s",
+    "wait_mean_ms_lo",
+    "wait_mean_ms_hi",
+    "wait_p50_ms_lo",
+    "wait_p50_ms_hi",
+    "wait_p90_ms_lo",
+    "wait_p90_ms_hi",
+    "wait_p99_ms_lo",
+    "wait_p99_ms_hi",
+    "wait_p999_ms_lo",
+    "wait_p999_ms_hi",
+    "wait_max_ms_lo",
+    "wait_max_ms_hi",
 ];
 
 /// The columns of `timeseries.csv`, in order.
@@ -50,11 +66,16 @@ pub const TIMESERIES_COLUMNS: [&str; 9] = [
 pub const SUMMARY_TEXT_COLUMNS: [&str; 2] = ["scenario", "policy"];
 
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
-/// The JSON output is built from the same fields, so the two always agree.
-pub fn summary_records(rows: &[SummaryRow], seed: u64) -> Vec<[String; 22]> {
+/// The JSON output is built from the same fields, so the two always agree. Interval columns
+/// are empty with a single replication.
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 36]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
+            let bound = |summary: &Option<WaitSummary>, ns: fn(&WaitSummary) -> u64| {
+                summary.as_ref().map(|s| fmt_ms(ns(s))).unwrap_or_default()
+            };
+            let (lo, hi) = (&row.waits_lo, &row.waits_hi);
             [
                 row.scenario.clone(),
                 row.policy.clone(),
@@ -78,16 +99,30 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64) -> Vec<[String; 22]> {
                 format!("{:.4}", row.peak_utilization),
                 row.keys_touched.to_string(),
                 seed.to_string(),
+                row.replications.to_string(),
+                format!("{warmup_s}"),
+                bound(lo, |s| s.mean_ns),
+                bound(hi, |s| s.mean_ns),
+                bound(lo, |s| s.p50_ns),
+                bound(hi, |s| s.p50_ns),
+                bound(lo, |s| s.p90_ns),
+                bound(hi, |s| s.p90_ns),
+                bound(lo, |s| s.p99_ns),
+                bound(hi, |s| s.p99_ns),
+                bound(lo, |s| s.p999_ns),
+                bound(hi, |s| s.p999_ns),
+                bound(lo, |s| s.max_ns),
+                bound(hi, |s| s.max_ns),
             ]
         })
         .collect()
 }
 
 /// Renders `summary.csv`: one row per shard count.
-pub fn summary_csv(rows: &[SummaryRow], seed: u64) -> Vec<u8> {
+pub fn summary_csv(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     write(&mut writer, SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
-    for record in summary_records(rows, seed) {
+    for record in summary_records(rows, seed, warmup_s) {
         write(&mut writer, record);
     }
     finish(writer)

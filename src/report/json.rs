@@ -16,7 +16,7 @@ pub fn render(
     recommendation: &Recommendation,
     output: &str,
 ) -> String {
-    let records = summary_records(rows, scenario.seed);
+    let records = summary_records(rows, scenario.seed, scenario.warmup as f64 / 1e9);
     let rows_json: Vec<Value> = records
         .iter()
         .zip(rows)
@@ -48,6 +48,9 @@ pub fn render(
 fn cell(column: &str, field: &str) -> Value {
     if SUMMARY_TEXT_COLUMNS.contains(&column) {
         return Value::String(field.to_owned());
+    }
+    if field.is_empty() {
+        return Value::Null;
     }
     field
         .parse::<f64>()

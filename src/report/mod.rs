@@ -2,18 +2,25 @@
 //! out); [`output::Staging`] alone decides file names and does the file I/O, writing into a
 //! temporary folder that replaces the output folder only when everything is written.
 //!
-//! - [`summary`]: the per-shard-count figures every artefact reports;
+//! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
 //! - [`csv`]: `summary.csv` and `timeseries.csv`;
+//! - [`chart`]: the PNG and SVG charts;
+//! - [`html`]: the report page, `report.html`;
+//! - [`json`]: the summary for scripts, `--format json`;
 //! - [`events`]: `events.csv`, streamed while the engines run;
 //! - [`terminal`]: the table printed after a run;
+//! - [`plan`]: `plan.csv`, `plan.json` and the plan's text;
+//! - [`check`]: the diff table of a check;
 //! - [`output`]: the output folder.
 
 pub mod chart;
+pub mod check;
 pub mod csv;
 pub mod events;
 pub mod html;
 pub mod json;
 pub mod output;
+pub mod plan;
 pub mod summary;
 pub mod terminal;
 

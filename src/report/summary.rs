@@ -1,6 +1,8 @@
 //! The figures reported for one shard count, derived from its run and the scenario.
 
-use crate::model::ShardRun;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::model::{ShardRun, SimTime};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
 
@@ -106,8 +108,15 @@ pub struct SummaryRow {
     pub peak_offered_per_s: f64,
     /// Peak offered ÷ ceiling.
     pub peak_utilization: f64,
-    /// Wait statistics over every increment, in nanoseconds.
+    /// Replications behind the figures (each figure is their mean).
+    pub replications: u32,
+    /// Wait statistics over every measured increment, in nanoseconds (means over replications).
     pub waits: WaitSummary,
+    /// Lower ends of the 95% confidence intervals of the wait statistics (two or more
+    /// replications; Student t over replications).
+    pub waits_lo: Option<WaitSummary>,
+    /// Upper ends of the 95% confidence intervals of the wait statistics.
+    pub waits_hi: Option<WaitSummary>,
     /// Largest backlog (arrived, not yet started) at any instant.
     pub backlog_max: u64,
     /// Backlog at the end of the simulated period.
@@ -116,30 +125,101 @@ pub struct SummaryRow {
     pub keys_touched: usize,
 }
 
-/// The summary of one shard count's run.
-pub fn summarize(scenario: &Scenario, run: &ShardRun) -> SummaryRow {
-    let duration_s = scenario.duration_s();
+/// The summary of one shard count from its replications (at least one): each figure is the
+/// mean over replications, and with two or more the wait statistics get 95% confidence
+/// intervals from Student's t distribution with R − 1 degrees of freedom.
+pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
+    assert!(
+        !runs.is_empty(),
+        "a shard count has at least one replication"
+    );
+    let shards = runs[0].shards;
+    let duration_s = scenario.measured_duration_s();
     let mean_hold_s = scenario.hold.mean_ns() / 1e9;
-    let ceiling_per_s = f64::from(run.shards) / mean_hold_s;
-    let offered_per_s = run.arrivals as f64 / duration_s;
+    let ceiling_per_s = f64::from(shards) / mean_hold_s;
+    let mean =
+        |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
+    let arrivals = mean(&|run| run.arrivals as f64);
+    let completed = mean(&|run| run.completed as f64);
+    let offered_per_s = arrivals / duration_s;
     let peak_offered_per_s = scenario.peak_offered_per_s();
+    let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
+    let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
     SummaryRow {
         scenario: scenario.name.clone(),
         policy: scenario.policy.to_string(),
-        shards: run.shards,
-        arrivals: run.arrivals,
-        completed: run.completed,
+        shards,
+        arrivals: arrivals.round() as u64,
+        completed: completed.round() as u64,
         duration_s,
         offered_per_s,
-        throughput_per_s: run.completed as f64 / duration_s,
+        throughput_per_s: completed / duration_s,
         ceiling_per_s,
         utilization: offered_per_s / ceiling_per_s,
         peak_offered_per_s,
         peak_utilization: peak_offered_per_s / ceiling_per_s,
-        waits: run.waits.summary(),
-        backlog_max: run.backlog_max,
-        backlog_final: run.backlog_final,
-        keys_touched: run.keys_touched,
+        replications: runs.len() as u32,
+        waits,
+        waits_lo,
+        waits_hi,
+        backlog_max: mean(&|run| run.backlog_max as f64).round() as u64,
+        backlog_final: mean(&|run| run.backlog_final as f64).round() as u64,
+        keys_touched: runs.iter().map(|run| run.keys_touched).max().unwrap_or(0),
+    }
+}
+
+/// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
+pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if values.len() < 2 {
+        return (mean, None);
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let t = StudentsT::new(0.0, 1.0, n - 1.0)
+        .expect("at least one degree of freedom")
+        .inverse_cdf(0.975);
+    (mean, Some(t * (variance / n).sqrt()))
+}
+
+/// Means of each wait statistic over replications, with 95% interval bounds (lower bounds
+/// clamped at 0) when there are two or more.
+fn wait_estimates(
+    summaries: &[WaitSummary],
+) -> (WaitSummary, Option<WaitSummary>, Option<WaitSummary>) {
+    type Field = fn(&mut WaitSummary) -> &mut SimTime;
+    let fields: [Field; 7] = [
+        |w| &mut w.count,
+        |w| &mut w.mean_ns,
+        |w| &mut w.p50_ns,
+        |w| &mut w.p90_ns,
+        |w| &mut w.p99_ns,
+        |w| &mut w.p999_ns,
+        |w| &mut w.max_ns,
+    ];
+    let (mut mean, mut lo, mut hi) = (
+        WaitSummary::default(),
+        WaitSummary::default(),
+        WaitSummary::default(),
+    );
+    let mut has_interval = false;
+    for field in fields {
+        let values: Vec<f64> = summaries
+            .iter()
+            .map(|summary| *field(&mut summary.clone()) as f64)
+            .collect();
+        let (centre, half_width) = mean_and_half_width(&values);
+        *field(&mut mean) = centre.round() as SimTime;
+        if let Some(half_width) = half_width {
+            has_interval = true;
+            *field(&mut lo) = (centre - half_width).max(0.0).round() as SimTime;
+            *field(&mut hi) = (centre + half_width).round() as SimTime;
+        }
+    }
+    if has_interval {
+        (mean, Some(lo), Some(hi))
+    } else {
+        (mean, None, None)
     }
 }
 
@@ -149,13 +229,19 @@ impl SummaryRow {
         Verdict::of(self.peak_utilization)
     }
 
-    /// Whether it is not overloaded and meets every target that `slo` sets.
+    /// The upper ends of the wait intervals, or the means with a single replication: what a
+    /// target is judged by.
+    pub fn waits_upper(&self) -> &WaitSummary {
+        self.waits_hi.as_ref().unwrap_or(&self.waits)
+    }
+
+    /// Whether it is not overloaded and meets every target that `slo` sets, judged by the upper
+    /// confidence bounds when there are replications.
     pub fn meets(&self, slo: &Slo) -> bool {
+        let upper = self.waits_upper();
         self.verdict() != Verdict::Overloaded
-            && slo.p99_ns.is_none_or(|target| self.waits.p99_ns <= target)
-            && slo
-                .p999_ns
-                .is_none_or(|target| self.waits.p999_ns <= target)
+            && slo.p99_ns.is_none_or(|target| upper.p99_ns <= target)
+            && slo.p999_ns.is_none_or(|target| upper.p999_ns <= target)
             && slo
                 .max_utilization
                 .is_none_or(|limit| self.peak_utilization <= limit)
@@ -290,11 +376,14 @@ mod tests {
             utilization: peak_utilization,
             peak_offered_per_s: 100.0,
             peak_utilization,
+            replications: 1,
             waits: WaitSummary {
                 p99_ns: p99_ms * 1_000_000,
                 p999_ns: p99_ms * 2_000_000,
                 ..WaitSummary::default()
             },
+            waits_lo: None,
+            waits_hi: None,
             backlog_max: 0,
             backlog_final: 0,
             keys_touched: 1,
@@ -342,6 +431,19 @@ mod tests {
             ..Slo::default()
         };
         assert_eq!(recommend(&rows, &impossible).shards(), None);
+    }
+
+    #[test]
+    fn intervals_use_student_t() {
+        // Four values with mean 10 and sample sd 2: half-width t(0.975, 3) × 2 / √4 = 3.182.
+        let (mean, half) = mean_and_half_width(&[7.0, 9.0, 11.0, 13.0].map(|v| v * 1.0));
+        let sd = (20.0f64 / 3.0).sqrt();
+        assert_eq!(mean, 10.0);
+        assert!(
+            (half.unwrap() - 3.182_446 * sd / 2.0).abs() < 1e-4,
+            "{half:?}"
+        );
+        assert_eq!(mean_and_half_width(&[5.0]), (5.0, None));
     }
 
     #[test]

@@ -154,13 +154,14 @@ mod tests {
             Scenario::parse(std::path::Path::new("t.toml"), text, &Overrides::default()).unwrap();
         let runs = crate::sweep::run(
             &scenario,
+            0,
             vec![crate::model::NoEvents; 2],
             &crate::sweep::NoProgress,
         )
         .unwrap();
         let rows: Vec<SummaryRow> = runs
             .iter()
-            .map(|(run, _)| summarize(&scenario, run))
+            .map(|(run, _)| summarize(&scenario, std::slice::from_ref(run)))
             .collect();
         render(&scenario, &rows, &recommend(&rows, &scenario.slo), colour)
     }

@@ -25,6 +25,10 @@ pub struct ScenarioFile {
     pub policy: Option<Policy>,
     /// Time-series window in seconds. Default 1.
     pub window_s: Option<f64>,
+    /// Independent replications per shard count, each with its own seed. Default 1.
+    pub replications: Option<u32>,
+    /// Seconds at the start of each replication left out of the statistics. Default 0.
+    pub warmup_s: Option<f64>,
     /// How long an update holds its row.
     pub hold: Option<HoldTable>,
     /// When increments arrive.
@@ -35,6 +39,8 @@ pub struct ScenarioFile {
     pub users: Option<UsersTable>,
     /// The wait target: drawn on charts, and what a recommendation must meet.
     pub slo: Option<SloTable>,
+    /// Tolerances of `shardsim check`.
+    pub check: Option<CheckTable>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -107,4 +113,26 @@ pub struct SloTable {
     pub p999_ms: Option<f64>,
     /// Highest acceptable utilization at the peak (for headroom), in (0, 1].
     pub max_utilization: Option<f64>,
+}
+
+/// `[check]`: how far a summary may move from its baseline before `shardsim check` fails.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckTable {
+    /// Relative tolerance for every column (default 0.05, or `--rel`).
+    pub rel: Option<f64>,
+    /// Absolute tolerance in ms for the wait columns (default 0.05, or `--abs-ms`).
+    pub abs_ms: Option<f64>,
+    /// Per-column tolerances, by `summary.csv` column name.
+    pub columns: Option<std::collections::BTreeMap<String, ColumnTolerance>>,
+}
+
+/// The tolerance of one column: it passes when `|new − old| ≤ max(abs, rel × |old|)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnTolerance {
+    /// Relative tolerance.
+    pub rel: Option<f64>,
+    /// Absolute tolerance, in the column's unit.
+    pub abs: Option<f64>,
 }

@@ -24,6 +24,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// `--policy`: the slot-choice policy.
     pub policy: Option<Policy>,
+    /// `--replications`: independent replications per shard count.
+    pub replications: Option<u32>,
 }
 
 /// A validated scenario, in simulation units.
@@ -55,6 +57,12 @@ pub struct Scenario {
     pub users: u64,
     /// The targets a shard count must meet.
     pub slo: Slo,
+    /// Independent replications per shard count (≥ 1).
+    pub replications: u32,
+    /// Start of the measured period of each replication (the warm-up's end).
+    pub warmup: SimTime,
+    /// Tolerances of `shardsim check` (numbers validated; column names checked by `check`).
+    pub check: file::CheckTable,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }
@@ -130,6 +138,21 @@ impl Scenario {
     /// The simulated period in seconds.
     pub fn duration_s(&self) -> f64 {
         self.horizon as f64 / 1e9
+    }
+
+    /// The measured period (the simulated period less the warm-up) in seconds.
+    pub fn measured_duration_s(&self) -> f64 {
+        (self.horizon - self.warmup) as f64 / 1e9
+    }
+
+    /// The seed of replication `replication`: the scenario's own seed for the first, and
+    /// independent seeds derived from it for the others.
+    pub fn replication_seed(&self, replication: u32) -> u64 {
+        if replication == 0 {
+            self.seed
+        } else {
+            crate::model::rows::mix64(self.seed ^ crate::model::rows::mix64(u64::from(replication)))
+        }
     }
 
     /// The highest offered rate: the profile's busiest segment, or a trace's busiest window.

@@ -30,6 +30,8 @@ pub const MAX_KEYS: u32 = 10_000_000;
 pub const MAX_TOTAL_ROWS: u64 = 1 << 27;
 /// Most time-series windows.
 pub const MAX_WINDOWS: u64 = 10_000_000;
+/// Most replications per shard count.
+pub const MAX_REPLICATIONS: u32 = 10_000;
 /// Seed used when a scenario sets none.
 pub const DEFAULT_SEED: u64 = 1;
 /// Synthetic users when `[users]` sets none.
@@ -132,6 +134,32 @@ pub(super) fn resolve(
         ));
     }
     let slo = resolve_slo(file.slo.as_ref()).map_err(|(field, m)| err(&field, m))?;
+    let replications = match overrides.replications {
+        Some(r) => check_replications(r).map_err(|message| InputError::Flag {
+            flag: "--replications".into(),
+            message,
+        })?,
+        None => check_replications(file.replications.unwrap_or(1))
+            .map_err(|m| err("replications", m))?,
+    };
+    let warmup_s = number(
+        file.warmup_s.unwrap_or(0.0),
+        Min::AtLeast(0.0),
+        MAX_DURATION_S,
+    )
+    .map_err(|m| err("warmup_s", m))?;
+    let warmup = s_f64_to_ns(warmup_s);
+    if warmup >= horizon {
+        return Err(err(
+            "warmup_s",
+            format!(
+                "must be shorter than the simulated period ({} s), got {warmup_s}",
+                horizon as f64 / 1e9
+            ),
+        ));
+    }
+    let check = file.check.clone().unwrap_or_default();
+    check_tolerances(&check).map_err(|(field, m)| err(&field, m))?;
     let key_count = match &arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64,
         ArrivalPlan::Poisson { .. } => u64::from(keys.count),
@@ -151,6 +179,8 @@ pub(super) fn resolve(
     file.shards = Some(shards.clone());
     file.policy = Some(policy);
     file.window_s = Some(window_s);
+    file.replications = Some(replications);
+    file.warmup_s = Some(warmup_s);
     file.duration_s = Some(horizon as f64 / NS_PER_S as f64);
     file.keys = (!is_trace).then_some(KeysTable {
         count: Some(keys.count),
@@ -171,6 +201,9 @@ pub(super) fn resolve(
         keys,
         users,
         slo,
+        replications,
+        warmup,
+        check,
         resolved: file,
     })
 }
@@ -524,4 +557,29 @@ fn resolve_slo(table: Option<&SloTable>) -> Result<Slo, FieldError> {
         p999_ns: wait(table.p999_ms, "p999_ms")?,
         max_utilization,
     })
+}
+
+fn check_replications(replications: u32) -> Result<u32, String> {
+    if replications == 0 || replications > MAX_REPLICATIONS {
+        return Err(format!(
+            "must be from 1 to {MAX_REPLICATIONS}, got {replications}"
+        ));
+    }
+    Ok(replications)
+}
+
+fn check_tolerances(table: &super::file::CheckTable) -> Result<(), FieldError> {
+    let tolerance = |value: Option<f64>, field: String| match value {
+        Some(v) => number(v, Min::AtLeast(0.0), 1e12)
+            .map(|_| ())
+            .map_err(|m| (field, m)),
+        None => Ok(()),
+    };
+    tolerance(table.rel, "check.rel".into())?;
+    tolerance(table.abs_ms, "check.abs_ms".into())?;
+    for (column, limits) in table.columns.iter().flatten() {
+        tolerance(limits.rel, format!("check.columns.{column}.rel"))?;
+        tolerance(limits.abs, format!("check.columns.{column}.abs"))?;
+    }
+    Ok(())
 }

@@ -35,7 +35,7 @@ pub fn scenario(dir: &Path, text: &str) -> Scenario {
 /// Simulates every shard count of `scenario` and returns the runs.
 pub fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
     let observers = vec![NoEvents; scenario.shards.len()];
-    shardsim::sweep::run(scenario, observers, &shardsim::sweep::NoProgress)
+    shardsim::sweep::run(scenario, 0, observers, &shardsim::sweep::NoProgress)
         .expect("the sweep runs")
         .into_iter()
         .map(|(run, _)| run)

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod determinism;
 mod model;
+mod planning;
 mod queueing;
 mod reports;
 mod scenarios;

@@ -128,6 +128,7 @@ proptest! {
             window,
             window_count: horizon.div_ceil(window) as usize,
             key_hint: 1,
+            measure_from: 0,
         };
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {

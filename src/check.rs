@@ -1,0 +1,330 @@
+//! Latency regression gates: a run's summary against a committed baseline, column by column.
+//!
+//! A column passes when `|new − old| ≤ max(abs, rel × |old|)`. Wait and backlog columns are
+//! better lower, throughput and completions better higher; the columns that describe the
+//! offered load and the capacity (arrivals, rates, ceiling, utilization) must not move at all
+//! beyond tolerance, since a change there means the scenario or the model changed. Interval
+//! bounds, the seed and other bookkeeping columns are not compared.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::scenario::file::CheckTable;
+
+/// Default relative tolerance.
+pub const DEFAULT_REL: f64 = 0.05;
+/// Default absolute tolerance of the millisecond columns.
+pub const DEFAULT_ABS_MS: f64 = 0.05;
+
+/// Which way a column may move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Waits and backlogs: up is a regression.
+    LowerIsBetter,
+    /// Throughput: down is a regression.
+    HigherIsBetter,
+    /// The offered load and capacity: any move is a change of scenario or model.
+    Fixed,
+}
+
+/// The compared columns of `summary.csv` and their directions.
+pub const COMPARED: [(&str, Direction); 18] = [
+    ("arrivals", Direction::Fixed),
+    ("completed", Direction::HigherIsBetter),
+    ("duration_s", Direction::Fixed),
+    ("offered_per_s", Direction::Fixed),
+    ("throughput_per_s", Direction::HigherIsBetter),
+    ("ceiling_per_s", Direction::Fixed),
+    ("utilization", Direction::Fixed),
+    ("wait_mean_ms", Direction::LowerIsBetter),
+    ("wait_p50_ms", Direction::LowerIsBetter),
+    ("wait_p90_ms", Direction::LowerIsBetter),
+    ("wait_p99_ms", Direction::LowerIsBetter),
+    ("wait_p999_ms", Direction::LowerIsBetter),
+    ("wait_max_ms", Direction::LowerIsBetter),
+    ("backlog_max", Direction::LowerIsBetter),
+    ("backlog_final", Direction::LowerIsBetter),
+    ("peak_offered_per_s", Direction::Fixed),
+    ("peak_utilization", Direction::Fixed),
+    ("keys_touched", Direction::Fixed),
+];
+
+/// How far each column may move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerances {
+    rel: f64,
+    abs_ms: f64,
+    columns: BTreeMap<String, (Option<f64>, Option<f64>)>,
+}
+
+impl Tolerances {
+    /// Tolerances from the flags, then the scenario's `[check]`, then the defaults; names a
+    /// per-column entry that is not a compared column.
+    pub fn resolve(
+        rel: Option<f64>,
+        abs_ms: Option<f64>,
+        table: &CheckTable,
+        scenario: &Path,
+    ) -> Result<Tolerances, InputError> {
+        for (flag, value) in [("--rel", rel), ("--abs-ms", abs_ms)] {
+            if let Some(v) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                return Err(InputError::Flag {
+                    flag: flag.into(),
+                    message: format!("must be a finite number ≥ 0, got {v}"),
+                });
+            }
+        }
+        let mut columns = BTreeMap::new();
+        for (name, limits) in table.columns.iter().flatten() {
+            if !COMPARED.iter().any(|(column, _)| column == name) {
+                let known: Vec<&str> = COMPARED.iter().map(|(c, _)| *c).collect();
+                return Err(InputError::scenario(
+                    scenario,
+                    format!("check.columns.{name}"),
+                    format!("is not a compared column; allowed are {}", known.join(", ")),
+                ));
+            }
+            columns.insert(name.clone(), (limits.rel, limits.abs));
+        }
+        Ok(Tolerances {
+            rel: rel.or(table.rel).unwrap_or(DEFAULT_REL),
+            abs_ms: abs_ms.or(table.abs_ms).unwrap_or(DEFAULT_ABS_MS),
+            columns,
+        })
+    }
+
+    /// The largest allowed move of `column` from `old`.
+    pub fn limit(&self, column: &str, old: f64) -> f64 {
+        let (rel, abs) = self.columns.get(column).copied().unwrap_or((None, None));
+        let default_abs = if column.ends_with("_ms") {
+            self.abs_ms
+        } else {
+            0.0
+        };
+        abs.unwrap_or(default_abs)
+            .max(rel.unwrap_or(self.rel) * old.abs())
+    }
+}
+
+/// What happened to one column of one shard count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Moved, but within tolerance.
+    Within,
+    /// Moved the wrong way beyond tolerance, or a fixed column moved.
+    Regression,
+    /// Moved the right way beyond tolerance.
+    Improvement,
+}
+
+impl Status {
+    /// The word shown in the diff table.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Within => "within tolerance",
+            Status::Regression => "REGRESSION",
+            Status::Improvement => "improvement",
+        }
+    }
+}
+
+/// One column of one shard count that moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    /// The shard count.
+    pub shards: u32,
+    /// The column.
+    pub column: &'static str,
+    /// The baseline's value.
+    pub old: f64,
+    /// This run's value.
+    pub new: f64,
+    /// The largest allowed move.
+    pub limit: f64,
+    /// The verdict.
+    pub status: Status,
+}
+
+/// A parsed summary: per shard count, the compared columns' values.
+pub type Summary = BTreeMap<u32, BTreeMap<&'static str, f64>>;
+
+/// Parses a summary CSV (a baseline or this run's), naming the file and line of any problem.
+pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader
+        .headers()
+        .map_err(|err| InputError::trace(path, 1, format!("malformed CSV header: {err}")))?
+        .clone();
+    let index = |column: &str| header.iter().position(|h| h == column);
+    let shards_at = index("shards").ok_or_else(|| {
+        InputError::trace(
+            path,
+            1,
+            "the header has no shards column: is this a summary.csv?",
+        )
+    })?;
+    let mut positions = Vec::new();
+    for (column, _) in COMPARED {
+        let at = index(column).ok_or_else(|| {
+            InputError::trace(
+                path,
+                1,
+                format!("the header has no {column} column; regenerate the baseline with --update"),
+            )
+        })?;
+        positions.push((column, at));
+    }
+    let mut summary = Summary::new();
+    for (number, record) in reader.records().enumerate() {
+        let line = number as u64 + 2;
+        let record =
+            record.map_err(|err| InputError::trace(path, line, format!("malformed CSV: {err}")))?;
+        let field = |at: usize| record.get(at).unwrap_or_default();
+        let shards: u32 = field(shards_at).parse().map_err(|_| {
+            InputError::trace(
+                path,
+                line,
+                format!("shards {:?} is not a shard count", field(shards_at)),
+            )
+        })?;
+        let mut values = BTreeMap::new();
+        for &(column, at) in &positions {
+            let value: f64 = field(at).parse().map_err(|_| {
+                InputError::trace(
+                    path,
+                    line,
+                    format!("{column} {:?} is not a number", field(at)),
+                )
+            })?;
+            values.insert(column, value);
+        }
+        if summary.insert(shards, values).is_some() {
+            return Err(InputError::trace(
+                path,
+                line,
+                format!("shard count {shards} appears twice"),
+            ));
+        }
+    }
+    Ok(summary)
+}
+
+/// Compares this run with the baseline; both must cover the same shard counts.
+pub fn compare(
+    baseline_path: &Path,
+    baseline: &Summary,
+    current: &Summary,
+    tolerances: &Tolerances,
+) -> Result<Vec<Move>, InputError> {
+    let old: Vec<u32> = baseline.keys().copied().collect();
+    let new: Vec<u32> = current.keys().copied().collect();
+    if old != new {
+        return Err(InputError::file(
+            baseline_path,
+            format!(
+                "has shard counts {old:?} but the run has {new:?}; compare like with like or --update the baseline"
+            ),
+        ));
+    }
+    let mut moves = Vec::new();
+    for (shards, values) in current {
+        for &(column, direction) in &COMPARED {
+            let (before, after) = (baseline[shards][column], values[column]);
+            if before == after {
+                continue;
+            }
+            let limit = tolerances.limit(column, before);
+            let beyond = (after - before).abs() > limit;
+            let worse = match direction {
+                Direction::LowerIsBetter => after > before,
+                Direction::HigherIsBetter => after < before,
+                Direction::Fixed => true,
+            };
+            let status = match (beyond, worse) {
+                (false, _) => Status::Within,
+                (true, true) => Status::Regression,
+                (true, false) => Status::Improvement,
+            };
+            moves.push(Move {
+                shards: *shards,
+                column,
+                old: before,
+                new: after,
+                limit,
+                status,
+            });
+        }
+    }
+    Ok(moves)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tolerances() -> Tolerances {
+        Tolerances::resolve(None, None, &CheckTable::default(), Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn limits_take_the_larger_of_absolute_and_relative() {
+        let t = tolerances();
+        assert_eq!(t.limit("wait_p99_ms", 0.1), 0.05);
+        assert!((t.limit("wait_p99_ms", 10.0) - 0.5).abs() < 1e-12);
+        assert_eq!(
+            t.limit("backlog_max", 0.0),
+            0.0,
+            "no absolute slack outside the ms columns"
+        );
+    }
+
+    #[test]
+    fn classifies_moves_by_direction() {
+        let row = |p99: f64, throughput: f64, arrivals: f64| {
+            let mut values: BTreeMap<&'static str, f64> =
+                COMPARED.iter().map(|(c, _)| (*c, 1.0)).collect();
+            values.insert("wait_p99_ms", p99);
+            values.insert("throughput_per_s", throughput);
+            values.insert("arrivals", arrivals);
+            Summary::from([(4, values)])
+        };
+        let baseline = row(10.0, 100.0, 1000.0);
+        let t = tolerances();
+        let status = |current: &Summary, column: &str| {
+            compare(Path::new("b.csv"), &baseline, current, &t)
+                .unwrap()
+                .into_iter()
+                .find(|m| m.column == column)
+                .map(|m| m.status)
+        };
+        assert_eq!(
+            status(&row(10.4, 100.0, 1000.0), "wait_p99_ms"),
+            Some(Status::Within)
+        );
+        assert_eq!(
+            status(&row(10.6, 100.0, 1000.0), "wait_p99_ms"),
+            Some(Status::Regression)
+        );
+        assert_eq!(
+            status(&row(9.0, 100.0, 1000.0), "wait_p99_ms"),
+            Some(Status::Improvement)
+        );
+        assert_eq!(
+            status(&row(10.0, 90.0, 1000.0), "throughput_per_s"),
+            Some(Status::Regression)
+        );
+        assert_eq!(
+            status(&row(10.0, 100.0, 900.0), "arrivals"),
+            Some(Status::Regression)
+        );
+        assert_eq!(status(&row(10.0, 100.0, 1000.0), "wait_p99_ms"), None);
+    }
+
+    #[test]
+    fn rejects_a_baseline_with_other_shard_counts() {
+        let summary = |shards: u32| Summary::from([(shards, BTreeMap::new())]);
+        let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
+        assert!(err.to_string().contains("[4] but the run has [8]"));
+    }
+}

@@ -1,0 +1,350 @@
+//! Capacity planning: the smallest shard count that meets every target at the scenario's peak.
+//!
+//! The peak is simulated as a steady Poisson stream at the scenario's highest offered rate,
+//! with its hold distribution, policy and keys, for a warm-up plus a measured period, in R
+//! independent replications per shard count. A shard count meets the targets when it is not
+//! overloaded and the upper ends of the 95% intervals of its waits are within them. The
+//! search tries every integer: it doubles from the largest overloaded count until one meets
+//! the targets, then bisects, so the answer N comes with N − 1 simulated and failing. Beside
+//! the simulation stand the analytic estimates where theory is exact, and the seeds' rule of
+//! thumb.
+
+use std::collections::BTreeMap;
+
+use crate::error::InputError;
+use crate::model::Policy;
+use crate::model::hold::HoldDist;
+use crate::model::time::s_f64_to_ns;
+use crate::report::summary::{SummaryRow, summarize};
+use crate::scenario::{ArrivalPlan, RateSegment, Scenario, Slo};
+use crate::sweep::{self, NoProgress};
+use crate::theory;
+
+/// The seeds' comfortable rate per row, as a share of one row's ceiling: "each shard adds
+/// about 500 writes a second" with a 1 ms hold (ceiling 1,000/s).
+pub const COMFORTABLE_SHARE: f64 = 0.5;
+
+/// How the peak is simulated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanSettings {
+    /// The largest shard count considered.
+    pub max_shards: u32,
+    /// Measured seconds per replication.
+    pub duration_s: f64,
+    /// Warm-up seconds per replication.
+    pub warmup_s: f64,
+    /// Replications per shard count (≥ 2 for intervals).
+    pub replications: u32,
+}
+
+/// Waits predicted by exact queueing theory, in ms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Theory {
+    /// Which model: "M/M/c (Erlang C)", "M/D/1 per row" or "M/M/1 per row".
+    pub model: &'static str,
+    /// Mean wait.
+    pub mean_ms: f64,
+    /// 99th-percentile wait.
+    pub p99_ms: f64,
+    /// 99.9th-percentile wait.
+    pub p999_ms: f64,
+}
+
+/// One simulated shard count.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    /// Its summary over the replications.
+    pub row: SummaryRow,
+    /// Whether it meets every target.
+    pub meets: bool,
+    /// The exact theory's prediction, where there is one.
+    pub theory: Option<Theory>,
+}
+
+/// The outcome of a plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The scenario planned for.
+    pub scenario: String,
+    /// The peak rate, increments per second.
+    pub peak_per_s: f64,
+    /// The mean hold, ms.
+    pub mean_hold_ms: f64,
+    /// The hold distribution's name.
+    pub hold_dist: &'static str,
+    /// The slot-choice policy.
+    pub policy: Policy,
+    /// The targets.
+    pub targets: Slo,
+    /// How the peak was simulated.
+    pub settings: PlanSettings,
+    /// The smallest shard count meeting every target, if any up to the cap does.
+    pub answer: Option<u32>,
+    /// Why no shard count meets the targets.
+    pub unmet_reason: Option<String>,
+    /// Every simulated shard count.
+    pub evaluations: BTreeMap<u32, Evaluation>,
+    /// The smallest shard count whose peak utilization is below 1 (and within the target).
+    pub utilization_shards: u32,
+    /// The seeds' rule of thumb: peak ÷ the comfortable rate per row.
+    pub rule_of_thumb_shards: u32,
+    /// The smallest shard count meeting the targets by exact theory, where there is one.
+    pub theory_shards: Option<u32>,
+}
+
+/// Plans the shard count for `base`'s peak under `targets`.
+pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Plan, InputError> {
+    let peak_per_s = base.peak_offered_per_s();
+    let mean_hold_s = base.hold.mean_ns() / 1e9;
+    let load = peak_per_s * mean_hold_s;
+    let limit = targets.max_utilization.unwrap_or(1.0);
+    let utilization_shards = min_shards_for_utilization(load, limit);
+    let peak = peak_scenario(base, settings);
+    let mut evaluations = BTreeMap::new();
+    let mut evaluate = |shards: u32| -> Result<bool, InputError> {
+        if let Some(done) = evaluations.get(&shards) {
+            let done: &Evaluation = done;
+            return Ok(done.meets);
+        }
+        let evaluation = evaluate(&peak, shards, &targets)?;
+        let meets = evaluation.meets;
+        evaluations.insert(shards, evaluation);
+        Ok(meets)
+    };
+    // The largest overloaded shard count fails for sure: start there and double.
+    let mut failing = 0;
+    let mut candidate = (load.floor() as u32).clamp(1, settings.max_shards);
+    let passing = loop {
+        if evaluate(candidate)? {
+            break Some(candidate);
+        }
+        failing = candidate;
+        if candidate >= settings.max_shards {
+            break None;
+        }
+        candidate = candidate.saturating_mul(2).min(settings.max_shards);
+    };
+    let answer = match passing {
+        Some(mut passing) => {
+            while passing - failing > 1 {
+                let middle = failing + (passing - failing) / 2;
+                if evaluate(middle)? {
+                    passing = middle;
+                } else {
+                    failing = middle;
+                }
+            }
+            if passing > 1 {
+                evaluate(passing - 1)?;
+            }
+            Some(passing)
+        }
+        None => None,
+    };
+    let unmet_reason = answer.is_none().then(|| {
+        unmet_reason(
+            &evaluations,
+            &targets,
+            settings.max_shards,
+            utilization_shards,
+            load,
+        )
+    });
+    Ok(Plan {
+        scenario: base.name.clone(),
+        peak_per_s,
+        mean_hold_ms: mean_hold_s * 1e3,
+        hold_dist: hold_name(&base.hold),
+        policy: base.policy,
+        targets,
+        settings,
+        answer,
+        unmet_reason,
+        evaluations,
+        utilization_shards,
+        rule_of_thumb_shards: (peak_per_s * mean_hold_s / COMFORTABLE_SHARE)
+            .ceil()
+            .max(1.0) as u32,
+        theory_shards: theory_shards(
+            base,
+            peak_per_s,
+            &targets,
+            settings.max_shards,
+            utilization_shards,
+        ),
+    })
+}
+
+/// The smallest shard count with utilization below 1 and at most `limit`.
+fn min_shards_for_utilization(load: f64, limit: f64) -> u32 {
+    let mut shards = (load / limit).ceil().max(1.0) as u32;
+    if f64::from(shards) <= load {
+        shards += 1;
+    }
+    shards
+}
+
+/// `base` as a steady Poisson stream at its peak rate, with the plan's period and replications.
+fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
+    let mut peak = base.clone();
+    let warmup = s_f64_to_ns(settings.warmup_s);
+    let horizon = warmup + s_f64_to_ns(settings.duration_s);
+    peak.arrivals = ArrivalPlan::Poisson {
+        segments: vec![RateSegment {
+            end: horizon,
+            rate_per_s: base.peak_offered_per_s(),
+        }],
+    };
+    peak.horizon = horizon;
+    peak.warmup = warmup;
+    peak.window = horizon;
+    peak.replications = settings.replications;
+    peak
+}
+
+/// Simulates `shards` rows at `base`'s peak as `plan` does, without searching (for checks and
+/// brute-force comparisons).
+pub fn evaluate_at(
+    base: &Scenario,
+    targets: &Slo,
+    settings: PlanSettings,
+    shards: u32,
+) -> Result<Evaluation, InputError> {
+    evaluate(&peak_scenario(base, settings), shards, targets)
+}
+
+fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, InputError> {
+    let mut scenario = peak.clone();
+    scenario.shards = vec![shards];
+    let (mut runs, _) =
+        sweep::run_replications(&scenario, vec![crate::model::NoEvents], &NoProgress)?;
+    let row = summarize(&scenario, &runs.remove(0));
+    Ok(Evaluation {
+        meets: row.meets(targets),
+        theory: exact_theory(peak, shards),
+        row,
+    })
+}
+
+/// The exact theory's waits for `shards` rows at the peak, where the model has one:
+/// earliest-free with exponential holds is M/M/c; random rows are M/M/1 or M/D/1 queues.
+pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
+    let rate_per_ms = scenario.peak_offered_per_s() / 1e3;
+    let hold_ms = scenario.hold.mean_ns() / 1e6;
+    let stable = rate_per_ms * hold_ms < f64::from(shards);
+    if !stable || scenario.keys.count > 1 {
+        return None;
+    }
+    match (&scenario.hold, scenario.policy) {
+        (HoldDist::Exponential { .. }, Policy::EarliestFree) => {
+            let mu = 1.0 / hold_ms;
+            Some(Theory {
+                model: "M/M/c (Erlang C)",
+                mean_ms: theory::mmc_wait_mean(shards, rate_per_ms, mu),
+                p99_ms: theory::mmc_wait_quantile(shards, rate_per_ms, mu, 0.99),
+                p999_ms: theory::mmc_wait_quantile(shards, rate_per_ms, mu, 0.999),
+            })
+        }
+        (HoldDist::Exponential { .. }, Policy::Random) => {
+            let (lambda, mu) = (rate_per_ms / f64::from(shards), 1.0 / hold_ms);
+            Some(Theory {
+                model: "M/M/1 per row",
+                mean_ms: theory::mmc_wait_mean(1, lambda, mu),
+                p99_ms: theory::mmc_wait_quantile(1, lambda, mu, 0.99),
+                p999_ms: theory::mmc_wait_quantile(1, lambda, mu, 0.999),
+            })
+        }
+        (HoldDist::Constant { .. }, Policy::Random) if hold_ms > 0.0 => {
+            let lambda = rate_per_ms / f64::from(shards);
+            Some(Theory {
+                model: "M/D/1 per row",
+                mean_ms: theory::md1_wait_mean(lambda, hold_ms),
+                p99_ms: theory::md1_wait_quantile(lambda, hold_ms, 0.99),
+                p999_ms: theory::md1_wait_quantile(lambda, hold_ms, 0.999),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The smallest shard count that meets the targets by exact theory (None without a theory).
+fn theory_shards(
+    scenario: &Scenario,
+    peak_per_s: f64,
+    targets: &Slo,
+    max_shards: u32,
+    from: u32,
+) -> Option<u32> {
+    (from..=max_shards).find_map(|shards| {
+        let theory = exact_theory(scenario, shards)?;
+        let utilization = peak_per_s * scenario.hold.mean_ns() / 1e9 / f64::from(shards);
+        let meets = targets
+            .p99_ns
+            .is_none_or(|t| theory.p99_ms * 1e6 <= t as f64)
+            && targets
+                .p999_ns
+                .is_none_or(|t| theory.p999_ms * 1e6 <= t as f64)
+            && targets
+                .max_utilization
+                .is_none_or(|limit| utilization <= limit);
+        meets.then_some(shards)
+    })
+}
+
+fn unmet_reason(
+    evaluations: &BTreeMap<u32, Evaluation>,
+    targets: &Slo,
+    max_shards: u32,
+    utilization_shards: u32,
+    load: f64,
+) -> String {
+    if utilization_shards > max_shards {
+        return format!(
+            "the peak offers {load:.1} rows' worth of holds at once, so keeping utilization within \
+             the target needs at least {utilization_shards} shards, more than --max-shards {max_shards}"
+        );
+    }
+    let best = evaluations.values().next_back().map(|e| &e.row);
+    match (best, targets.p99_ns) {
+        (Some(row), Some(target)) if row.waits_upper().p99_ns > target => format!(
+            "at {} shards the p99 wait is still {} ms (upper bound), above the {} ms target",
+            row.shards,
+            crate::model::time::fmt_ms(row.waits_upper().p99_ns),
+            crate::model::time::fmt_ms(target)
+        ),
+        (Some(row), _) => format!(
+            "no shard count up to {max_shards} meets every target (at {} shards: p99 {} ms, p99.9 {} ms, utilization {:.2})",
+            row.shards,
+            crate::model::time::fmt_ms(row.waits_upper().p99_ns),
+            crate::model::time::fmt_ms(row.waits_upper().p999_ns),
+            row.peak_utilization
+        ),
+        (None, _) => format!("no shard count up to {max_shards} meets every target"),
+    }
+}
+
+fn hold_name(hold: &HoldDist) -> &'static str {
+    match hold {
+        HoldDist::Constant { .. } => "constant",
+        HoldDist::Exponential { .. } => "exponential",
+        HoldDist::LogNormal { .. } => "lognormal",
+        HoldDist::Uniform { .. } => "uniform",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilization_alone_sets_a_floor() {
+        assert_eq!(
+            min_shards_for_utilization(5.0, 1.0),
+            6,
+            "utilization must stay below 1"
+        );
+        assert_eq!(min_shards_for_utilization(4.5, 1.0), 5);
+        assert_eq!(min_shards_for_utilization(5.0, 0.5), 10);
+        assert_eq!(min_shards_for_utilization(0.01, 1.0), 1);
+    }
+}

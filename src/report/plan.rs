@@ -1,0 +1,289 @@
+//! The artefacts of `shardsim plan`: the answer with its evidence as text, `plan.csv` (one row
+//! per simulated shard count) and `plan.json`.
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::model::time::fmt_ms;
+use crate::plan::{COMFORTABLE_SHARE, Evaluation, Plan};
+use crate::stats::WaitSummary;
+
+use super::summary::{compact, describe_slo};
+
+/// The columns of `plan.csv`, in order.
+pub const PLAN_COLUMNS: [&str; 18] = [
+    "scenario",
+    "shards",
+    "meets",
+    "peak_offered_per_s",
+    "ceiling_per_s",
+    "peak_utilization",
+    "replications",
+    "wait_mean_ms",
+    "wait_p99_ms",
+    "wait_p99_ms_lo",
+    "wait_p99_ms_hi",
+    "wait_p999_ms",
+    "wait_p999_ms_lo",
+    "wait_p999_ms_hi",
+    "theory_model",
+    "theory_wait_mean_ms",
+    "theory_wait_p99_ms",
+    "theory_wait_p999_ms",
+];
+
+/// Renders `plan.csv`.
+pub fn plan_csv(plan: &Plan) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let mut write = |fields: Vec<String>| {
+        writer
+            .write_record(fields)
+            .expect("writing CSV to memory cannot fail");
+    };
+    write(PLAN_COLUMNS.iter().map(|c| c.to_string()).collect());
+    for evaluation in plan.evaluations.values() {
+        let row = &evaluation.row;
+        let bound = |summary: &Option<WaitSummary>, ns: fn(&WaitSummary) -> u64| {
+            summary.as_ref().map(|s| fmt_ms(ns(s))).unwrap_or_default()
+        };
+        let theory = |value: fn(&crate::plan::Theory) -> f64| {
+            evaluation
+                .theory
+                .map(|t| format!("{:.6}", value(&t)))
+                .unwrap_or_default()
+        };
+        write(vec![
+            plan.scenario.clone(),
+            row.shards.to_string(),
+            evaluation.meets.to_string(),
+            format!("{:.3}", row.peak_offered_per_s),
+            format!("{:.3}", row.ceiling_per_s),
+            format!("{:.4}", row.peak_utilization),
+            row.replications.to_string(),
+            fmt_ms(row.waits.mean_ns),
+            fmt_ms(row.waits.p99_ns),
+            bound(&row.waits_lo, |s| s.p99_ns),
+            bound(&row.waits_hi, |s| s.p99_ns),
+            fmt_ms(row.waits.p999_ns),
+            bound(&row.waits_lo, |s| s.p999_ns),
+            bound(&row.waits_hi, |s| s.p999_ns),
+            evaluation
+                .theory
+                .map(|t| t.model.to_owned())
+                .unwrap_or_default(),
+            theory(|t| t.mean_ms),
+            theory(|t| t.p99_ms),
+            theory(|t| t.p999_ms),
+        ]);
+    }
+    writer
+        .into_inner()
+        .expect("flushing CSV to memory cannot fail")
+}
+
+/// Renders `plan.json`: the answer, the evidence at N − 1 and N, the analytic estimates and
+/// every simulated shard count.
+pub fn plan_json(plan: &Plan) -> String {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let evaluation_json = |evaluation: &Evaluation| {
+        let row = &evaluation.row;
+        let interval = |ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
+            (Some(lo), Some(hi)) => json!([ms(ns(lo)), ms(ns(hi))]),
+            _ => Value::Null,
+        };
+        json!({
+            "shards": row.shards,
+            "meets": evaluation.meets,
+            "peak_utilization": row.peak_utilization,
+            "ceiling_per_s": row.ceiling_per_s,
+            "wait_mean_ms": ms(row.waits.mean_ns),
+            "wait_p99_ms": ms(row.waits.p99_ns),
+            "wait_p99_ms_ci": interval(|s| s.p99_ns),
+            "wait_p999_ms": ms(row.waits.p999_ns),
+            "wait_p999_ms_ci": interval(|s| s.p999_ns),
+            "theory": evaluation.theory.map(|t| json!({
+                "model": t.model,
+                "wait_mean_ms": t.mean_ms,
+                "wait_p99_ms": t.p99_ms,
+                "wait_p999_ms": t.p999_ms,
+                "p99_difference": relative(ms(row.waits.p99_ns), t.p99_ms),
+            })),
+        })
+    };
+    let at = |shards: Option<u32>| {
+        shards
+            .and_then(|n| plan.evaluations.get(&n))
+            .map_or(Value::Null, evaluation_json)
+    };
+    let document = json!({
+        "scenario": plan.scenario,
+        "answer_shards": plan.answer,
+        "reason": plan.unmet_reason,
+        "peak_per_s": plan.peak_per_s,
+        "mean_hold_ms": plan.mean_hold_ms,
+        "hold_dist": plan.hold_dist,
+        "policy": plan.policy.to_string(),
+        "targets": {
+            "p99_ms": plan.targets.p99_ns.map(ms),
+            "p999_ms": plan.targets.p999_ns.map(ms),
+            "max_utilization": plan.targets.max_utilization,
+        },
+        "simulation": {
+            "replications": plan.settings.replications,
+            "duration_s": plan.settings.duration_s,
+            "warmup_s": plan.settings.warmup_s,
+            "max_shards": plan.settings.max_shards,
+        },
+        "evidence": {
+            "below": at(plan.answer.filter(|&n| n > 1).map(|n| n - 1)),
+            "answer": at(plan.answer),
+        },
+        "analytic": {
+            "utilization_shards": plan.utilization_shards,
+            "rule_of_thumb_shards": plan.rule_of_thumb_shards,
+            "theory_shards": plan.theory_shards,
+        },
+        "evaluations": plan.evaluations.values().map(evaluation_json).collect::<Vec<_>>(),
+    });
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
+    text.push('\n');
+    text
+}
+
+/// Renders the answer and its evidence for the terminal.
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "plan for {}: peak {}/s, mean hold {} ms ({}), policy {}",
+        plan.scenario,
+        compact(plan.peak_per_s),
+        compact(plan.mean_hold_ms),
+        plan.hold_dist,
+        plan.policy
+    );
+    let _ = writeln!(
+        out,
+        "target: {} — judged by the upper end of a 95% interval over {} replications of {} s at the peak",
+        describe_slo(&plan.targets),
+        plan.settings.replications,
+        compact(plan.settings.duration_s)
+    );
+    match plan.answer {
+        Some(n) => {
+            let _ = writeln!(out, "answer: {n} shards");
+        }
+        None => {
+            let reason = plan
+                .unmet_reason
+                .as_deref()
+                .unwrap_or("no shard count meets it");
+            let _ = writeln!(
+                out,
+                "answer: none up to {} shards — {reason}",
+                plan.settings.max_shards
+            );
+        }
+    }
+    let _ = writeln!(out, "\nevidence (simulated; [95% interval]):");
+    let shown: Vec<&Evaluation> = match plan.answer {
+        Some(n) => [n.checked_sub(1), Some(n)]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| plan.evaluations.get(&s))
+            .collect(),
+        None => plan.evaluations.values().rev().take(2).rev().collect(),
+    };
+    let _ = writeln!(
+        out,
+        "{:>7}  {:>9}  {:>10}  {:>30}  {:>30}  {:>5}",
+        "shards", "ceiling/s", "peak util", "p99 wait ms", "p99.9 wait ms", "meets"
+    );
+    for evaluation in &shown {
+        let row = &evaluation.row;
+        let with_interval =
+            |mean: u64, ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
+                (Some(lo), Some(hi)) => format!(
+                    "{} [{}, {}]",
+                    compact(mean as f64 / 1e6),
+                    compact(ns(lo) as f64 / 1e6),
+                    compact(ns(hi) as f64 / 1e6)
+                ),
+                _ => compact(mean as f64 / 1e6),
+            };
+        let _ = writeln!(
+            out,
+            "{:>7}  {:>9}  {:>10.2}  {:>30}  {:>30}  {:>5}",
+            row.shards,
+            compact(row.ceiling_per_s),
+            row.peak_utilization,
+            with_interval(row.waits.p99_ns, |s| s.p99_ns),
+            with_interval(row.waits.p999_ns, |s| s.p999_ns),
+            if evaluation.meets { "yes" } else { "no" }
+        );
+    }
+    let _ = writeln!(out, "\nanalytic estimates:");
+    let _ = writeln!(
+        out,
+        "  utilization below {}: at least {} shards",
+        plan.targets
+            .max_utilization
+            .map_or("1".into(), |u| format!("{u}")),
+        plan.utilization_shards
+    );
+    let _ = writeln!(
+        out,
+        "  rule of thumb (the seeds' ~{}/s per row, {:.0}% of a row's ceiling): {} shards{}",
+        compact(COMFORTABLE_SHARE * 1e3 / plan.mean_hold_ms),
+        COMFORTABLE_SHARE * 100.0,
+        plan.rule_of_thumb_shards,
+        versus(plan.answer, plan.rule_of_thumb_shards)
+    );
+    let answer_theory = plan
+        .answer
+        .and_then(|n| plan.evaluations.get(&n))
+        .and_then(|e| e.theory.map(|t| (e, t)));
+    match (plan.theory_shards, answer_theory) {
+        (Some(n), Some((evaluation, theory))) => {
+            let simulated = evaluation.row.waits.p99_ns as f64 / 1e6;
+            let _ = writeln!(
+                out,
+                "  {}: {} shards{}; at {} shards p99 {} ms against {} ms simulated ({})",
+                theory.model,
+                n,
+                versus(plan.answer, n),
+                evaluation.row.shards,
+                compact(theory.p99_ms),
+                compact(simulated),
+                relative(simulated, theory.p99_ms)
+                    .map_or("—".into(), |d| format!("{:+.1}%", d * 100.0))
+            );
+        }
+        (Some(n), None) => {
+            let _ = writeln!(out, "  exact theory: {n} shards{}", versus(plan.answer, n));
+        }
+        (None, _) => {
+            let _ = writeln!(
+                out,
+                "  exact theory: none for {} holds with {} (Erlang C needs exponential holds with \
+                 earliest-free; M/D/1 per row needs constant holds with random)",
+                plan.hold_dist, plan.policy
+            );
+        }
+    }
+    out
+}
+
+fn versus(answer: Option<u32>, other: u32) -> String {
+    match answer {
+        Some(n) if n == other => " (same as simulated)".into(),
+        Some(n) => format!(" ({:+} against simulated)", i64::from(other) - i64::from(n)),
+        None => String::new(),
+    }
+}
+
+/// `(simulated − theory) / theory`, when the theory is not 0.
+fn relative(simulated: f64, theory: f64) -> Option<f64> {
+    (theory > 0.0).then(|| (simulated - theory) / theory)
+}
