@@ -22,6 +22,7 @@ use plotters::style::{FontStyle, register_font};
 
 use crate::model::ShardRun;
 use crate::scenario::Scenario;
+use crate::stats::WindowRow;
 
 use super::summary::{SummaryRow, Verdict};
 
@@ -453,6 +454,37 @@ fn draw_marked<DB: DrawingBackend>(
     Ok(())
 }
 
+/// One point per shard count, at (log₂ shards, plotted value); unbounded values are skipped.
+fn shard_points(
+    rows: &[SummaryRow],
+    value: impl Fn(&SummaryRow) -> f64,
+    y: Axis,
+) -> Vec<(f64, f64)> {
+    rows.iter()
+        .filter(|r| value(r).is_finite())
+        .map(|r| (f64::from(r.shards).log2(), y.to_plot(value(r))))
+        .collect()
+}
+
+/// One thinned line per shard count over its time-series windows; `point` maps a window (and
+/// its index) to a point, or skips it.
+fn window_lines(
+    runs: &[ShardRun],
+    point: impl Fn(usize, &WindowRow) -> Option<(f64, f64)>,
+) -> Vec<(u32, Vec<(f64, f64)>)> {
+    runs.iter()
+        .map(|run| {
+            let points = run
+                .windows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, w)| point(i, w))
+                .collect();
+            (run.shards, thin(points))
+        })
+        .collect()
+}
+
 /// The label of a time-series line, saying so when all of it sits at zero (hidden under
 /// the others at the bottom of a log axis).
 fn series_label(shards: u32, values: &[(f64, f64)]) -> String {
@@ -529,12 +561,11 @@ impl WaitsFigure<'_> {
             draw_target(&mut chart, x, y.to_plot(target))?;
         }
         for (_, value, mark) in series {
-            let points: Vec<(f64, f64)> = self
-                .rows
-                .iter()
-                .map(|r| (f64::from(r.shards).log2(), y.to_plot(ms(value(r)))))
-                .collect();
-            draw_marked(&mut chart, points, mark)?;
+            draw_marked(
+                &mut chart,
+                shard_points(self.rows, |r| ms(value(r)), y),
+                mark,
+            )?;
         }
         legend.draw(&legend_area)
     }
@@ -551,19 +582,10 @@ impl BacklogFigure<'_> {
         root.fill(&WHITE)?;
         let window_s = self.scenario.window as f64 / 1e9;
         let end_s = self.scenario.duration_s();
-        let lines: Vec<(u32, Vec<(f64, f64)>)> = self
-            .runs
-            .iter()
-            .map(|run| {
-                let points = run
-                    .windows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| ((i + 1) as f64 * window_s, w.backlog as f64))
-                    .collect();
-                (run.shards, thin(points))
-            })
-            .collect();
+        // The backlog is measured at each window's end.
+        let lines = window_lines(self.runs, |i, w| {
+            Some(((i + 1) as f64 * window_s, w.backlog as f64))
+        });
         let y = Axis::fit(
             lines
                 .iter()
@@ -664,13 +686,7 @@ impl ThroughputFigure<'_> {
             &|v| y.label(*v),
         )?;
         for (_, value, mark) in series {
-            let points: Vec<(f64, f64)> = self
-                .rows
-                .iter()
-                .filter(|r| value(r).is_finite())
-                .map(|r| (f64::from(r.shards).log2(), y.to_plot(value(r))))
-                .collect();
-            draw_marked(&mut chart, points, mark)?;
+            draw_marked(&mut chart, shard_points(self.rows, value, y), mark)?;
         }
         legend.draw(&legend_area)
     }
@@ -686,22 +702,10 @@ impl WaitOverTimeFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let window_s = self.scenario.window as f64 / 1e9;
-        let lines: Vec<(u32, Vec<(f64, f64)>)> = self
-            .runs
-            .iter()
-            .map(|run| {
-                let points = run
-                    .windows
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, w)| {
-                        w.wait_p99_ns()
-                            .map(|ns| (i as f64 * window_s, ns as f64 / 1e6))
-                    })
-                    .collect();
-                (run.shards, thin(points))
-            })
-            .collect();
+        let lines = window_lines(self.runs, |i, w| {
+            w.wait_p99_ns()
+                .map(|ns| (i as f64 * window_s, ns as f64 / 1e6))
+        });
         let target_ms = self.scenario.slo.p99_ns.map(|ns| ns as f64 / 1e6);
         let y = Axis::fit(
             lines
