@@ -157,6 +157,9 @@ fn write_outputs(
     let first: Vec<ShardRun> = simulated.runs.iter().map(|reps| reps[0].clone()).collect();
     staging.write("summary.csv", &summary_csv(scenario, rows))?;
     staging.write("timeseries.csv", &csv::timeseries_csv(scenario, &first))?;
+    if scenario.features.pool.is_some() {
+        staging.write("neighbours.csv", &csv::neighbours_csv(rows))?;
+    }
     let charts = chart::render_all(scenario, rows, &first).map_err(anyhow::Error::msg)?;
     for chart in &charts {
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;

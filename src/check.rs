@@ -28,8 +28,9 @@ pub enum Direction {
     Fixed,
 }
 
-/// The compared columns of `summary.csv` and their directions.
-pub const COMPARED: [(&str, Direction); 18] = [
+/// The compared columns of `summary.csv` and their directions. The behaviour columns (from
+/// `amplification` on) are empty for scenarios without the behaviour, and compared when set.
+pub const COMPARED: [(&str, Direction); 27] = [
     ("arrivals", Direction::Fixed),
     ("completed", Direction::HigherIsBetter),
     ("duration_s", Direction::Fixed),
@@ -48,6 +49,15 @@ pub const COMPARED: [(&str, Direction); 18] = [
     ("peak_offered_per_s", Direction::Fixed),
     ("peak_utilization", Direction::Fixed),
     ("keys_touched", Direction::Fixed),
+    ("amplification", Direction::LowerIsBetter),
+    ("user_failures", Direction::LowerIsBetter),
+    ("goodput_per_s", Direction::HigherIsBetter),
+    ("count_drift", Direction::LowerIsBetter),
+    ("db_writes", Direction::Fixed),
+    ("lost_likes", Direction::LowerIsBetter),
+    ("count_delay_p99_ms", Direction::LowerIsBetter),
+    ("like_connection_wait_p99_ms", Direction::LowerIsBetter),
+    ("neighbour_wait_p99_ms", Direction::LowerIsBetter),
 ];
 
 /// How far each column may move.
@@ -146,8 +156,8 @@ pub struct Move {
     pub status: Status,
 }
 
-/// A parsed summary: per shard count, the compared columns' values.
-pub type Summary = BTreeMap<u32, BTreeMap<&'static str, f64>>;
+/// A parsed summary: per shard count, the compared columns' values (`None` where empty).
+pub type Summary = BTreeMap<u32, BTreeMap<&'static str, Option<f64>>>;
 
 /// Parses a summary CSV (a baseline or this run's), naming the file and line of any problem.
 pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
@@ -190,13 +200,14 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
         })?;
         let mut values = BTreeMap::new();
         for &(column, at) in &positions {
-            let value: f64 = field(at).parse().map_err(|_| {
-                InputError::trace(
-                    path,
-                    line,
-                    format!("{column} {:?} is not a number", field(at)),
-                )
-            })?;
+            let text = field(at);
+            let value = if text.is_empty() {
+                None
+            } else {
+                Some(text.parse::<f64>().map_err(|_| {
+                    InputError::trace(path, line, format!("{column} {text:?} is not a number"))
+                })?)
+            };
             values.insert(column, value);
         }
         if summary.insert(shards, values).is_some() {
@@ -230,7 +241,22 @@ pub fn compare(
     let mut moves = Vec::new();
     for (shards, values) in current {
         for &(column, direction) in &COMPARED {
-            let (before, after) = (baseline[shards][column], values[column]);
+            let (before, after) = match (baseline[shards][column], values[column]) {
+                (Some(before), Some(after)) => (before, after),
+                (None, None) => continue,
+                (before, after) => {
+                    // A behaviour was switched on or off: the scenario changed.
+                    moves.push(Move {
+                        shards: *shards,
+                        column,
+                        old: before.unwrap_or(f64::NAN),
+                        new: after.unwrap_or(f64::NAN),
+                        limit: 0.0,
+                        status: Status::Regression,
+                    });
+                    continue;
+                }
+            };
             if before == after {
                 continue;
             }
@@ -282,11 +308,11 @@ mod tests {
     #[test]
     fn classifies_moves_by_direction() {
         let row = |p99: f64, throughput: f64, arrivals: f64| {
-            let mut values: BTreeMap<&'static str, f64> =
-                COMPARED.iter().map(|(c, _)| (*c, 1.0)).collect();
-            values.insert("wait_p99_ms", p99);
-            values.insert("throughput_per_s", throughput);
-            values.insert("arrivals", arrivals);
+            let mut values: BTreeMap<&'static str, Option<f64>> =
+                COMPARED.iter().map(|(c, _)| (*c, Some(1.0))).collect();
+            values.insert("wait_p99_ms", Some(p99));
+            values.insert("throughput_per_s", Some(throughput));
+            values.insert("arrivals", Some(arrivals));
             Summary::from([(4, values)])
         };
         let baseline = row(10.0, 100.0, 1000.0);

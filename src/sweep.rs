@@ -31,8 +31,8 @@ impl SweepProgress for NoProgress {
     fn advanced(&self, _: usize, _: u64) {}
 }
 
-/// The engine settings for one shard count of `scenario`.
-pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
+/// The engine settings for one shard count of `scenario` in replication `replication`.
+pub fn engine_config(scenario: &Scenario, shards: u32, replication: u32) -> EngineConfig {
     EngineConfig {
         shards,
         policy: scenario.policy,
@@ -41,6 +41,8 @@ pub fn engine_config(scenario: &Scenario, shards: u32) -> EngineConfig {
         window_count: scenario.window_count(),
         key_hint: scenario.key_count(),
         measure_from: scenario.warmup,
+        features: std::sync::Arc::clone(&scenario.features),
+        seed: scenario.replication_seed(replication),
     }
 }
 
@@ -62,7 +64,9 @@ pub fn run<O: Observer + Send>(
         .shards
         .iter()
         .zip(observers)
-        .map(|(&shards, observer)| Engine::new(engine_config(scenario, shards), observer))
+        .map(|(&shards, observer)| {
+            Engine::new(engine_config(scenario, shards, replication), observer)
+        })
         .collect();
     let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
     let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);

@@ -129,6 +129,42 @@ pub fn md1_wait_quantile(arrival_rate: f64, service_time: f64, q: f64) -> f64 {
     high
 }
 
+/// M/M/c+D: the probability that an arrival abandons — would wait longer than its
+/// deterministic patience `patience` — in an M/M/c queue whose impatient customers leave
+/// without being served (a lock or statement timeout that cancels the update). Any load is
+/// allowed: abandonment keeps the queue stable.
+///
+/// Derivation (level crossing on the virtual waiting time V, as for M/M/c with impatience in
+/// Baccelli & Hébuterne, 1981): with `a = λ/μ`, `θ = cμ − λ` and `p = P(c − 1 busy, V = 0)`,
+/// states with fewer than c busy servers follow `p_n = p_0 aⁿ/n!`; V has density
+/// `λ p e^{−θx}` below the patience and `λ p e^{λτ} e^{−cμx}` above it; PASTA gives
+/// `P(abandon) = P(V > τ) = (λ / cμ) p e^{−θτ}`, and the probabilities sum to one.
+pub fn mmc_deterministic_patience_abandonment(
+    servers: u32,
+    arrival_rate: f64,
+    service_rate: f64,
+    patience: f64,
+) -> f64 {
+    let c = f64::from(servers);
+    let load = arrival_rate / service_rate;
+    let theta = c * service_rate - arrival_rate;
+    // Unnormalised: p_0 = 1.
+    let mut term = 1.0;
+    let mut idle_states = 1.0;
+    for n in 1..servers {
+        term *= load / f64::from(n);
+        idle_states += term;
+    }
+    let p = term; // a^(c−1)/(c−1)!
+    let below = if theta.abs() < 1e-12 {
+        arrival_rate * p * patience
+    } else {
+        arrival_rate * p * (1.0 - (-theta * patience).exp()) / theta
+    };
+    let above = arrival_rate / (c * service_rate) * p * (-theta * patience).exp();
+    above / (idle_states + below + above)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +196,24 @@ mod tests {
             md1_wait_cdf(lambda, d, 25.0 + 1e-9),
         );
         assert!((after - before).abs() < 1e-9);
+    }
+
+    #[test]
+    fn patience_limits_are_erlang_b_and_no_abandonment() {
+        // Zero patience: whoever finds every server busy leaves — the Erlang B loss system.
+        let (c, lambda, mu) = (4, 3.2, 1.0);
+        let a: f64 = lambda / mu;
+        let terms: Vec<f64> = (0..=4)
+            .map(|n| a.powi(n) / (1..=n).map(f64::from).product::<f64>())
+            .collect();
+        let erlang_b = terms[4] / terms.iter().sum::<f64>();
+        let at_zero = mmc_deterministic_patience_abandonment(c, lambda, mu, 0.0);
+        assert!((at_zero - erlang_b).abs() < 1e-12, "{at_zero} {erlang_b}");
+        // Patience far beyond any wait: nobody leaves.
+        assert!(mmc_deterministic_patience_abandonment(c, lambda, mu, 100.0) < 1e-12);
+        // Overloaded: abandonment absorbs the excess, so at long patience it tends to 1 − cμ/λ.
+        let over = mmc_deterministic_patience_abandonment(2, 3.0, 1.0, 50.0);
+        assert!((over - (1.0 - 2.0 / 3.0)).abs() < 1e-6, "{over}");
     }
 
     #[test]

@@ -4,44 +4,18 @@
 //! - [`synthetic`]: Poisson arrivals at a constant rate or a piecewise-constant profile;
 //! - [`trace`]: a CSV trace, scanned once to validate it and then replayed in streaming chunks.
 //!
-//! Each kind of draw has its own random stream derived from (seed, stream), so changing one
-//! part of a scenario (say the hold distribution) leaves the others' draws unchanged.
+//! Each kind of draw has its own random stream derived from (seed, stream) (see
+//! [`crate::model::random`]), so changing one part of a scenario (say the hold distribution)
+//! leaves the others' draws unchanged.
 
+mod neighbours;
 pub mod synthetic;
 pub mod trace;
 
-use rand::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
-
 use crate::error::InputError;
-use crate::model::rows::mix64;
+pub use crate::model::random::{SimRng, Stream, stream_rng};
 use crate::model::{Arrival, Policy};
 use crate::scenario::{ArrivalPlan, Scenario};
-
-/// The random number generator behind every draw: small, fast, and its output is fixed by its
-/// specification, so a seed gives the same run on every platform and release.
-pub type SimRng = Xoshiro256PlusPlus;
-
-/// The independent random streams of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-pub enum Stream {
-    /// Gaps between Poisson arrivals.
-    Arrivals = 1,
-    /// Hold times.
-    Holds = 2,
-    /// Which key an arrival increments.
-    Keys = 3,
-    /// Which synthetic user sends it.
-    Users = 4,
-    /// Uniform bits for the `random` policy.
-    Slots = 5,
-}
-
-/// The generator of one stream of a run seeded with `seed`.
-pub fn stream_rng(seed: u64, stream: Stream) -> SimRng {
-    SimRng::seed_from_u64(mix64(seed ^ mix64(stream as u64)))
-}
 
 /// Which per-arrival draws the policy needs (others are skipped to save time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,38 +36,95 @@ impl DrawNeeds {
     }
 }
 
-/// A time-ordered stream of arrivals, read in chunks.
+/// The likes of a scenario, read in chunks.
 #[derive(Debug)]
-pub enum ArrivalSource<'a> {
+enum Likes<'a> {
     /// Poisson arrivals.
     Synthetic(synthetic::SyntheticSource),
     /// A replayed trace.
     Trace(trace::TraceReplay<'a>),
 }
 
+impl Likes<'_> {
+    fn fill(&mut self, chunk: &mut Vec<Arrival>, max: usize) -> Result<(), InputError> {
+        chunk.clear();
+        match self {
+            Likes::Synthetic(source) => {
+                chunk.extend(std::iter::from_fn(|| source.next_arrival()).take(max));
+                Ok(())
+            }
+            Likes::Trace(replay) => replay.fill(chunk, max),
+        }
+    }
+}
+
+/// A time-ordered stream of arrivals — the likes, merged with the neighbour endpoints'
+/// requests when the scenario has any — read in chunks.
+#[derive(Debug)]
+pub struct ArrivalSource<'a> {
+    likes: Likes<'a>,
+    neighbours: Option<neighbours::Neighbours>,
+    /// Likes read ahead while merging with neighbours, and the next one to use.
+    ahead: Vec<Arrival>,
+    next: usize,
+}
+
 impl<'a> ArrivalSource<'a> {
     /// Opens the scenario's arrival stream from its beginning, drawing from `seed`.
     pub fn open(scenario: &'a Scenario, seed: u64) -> Result<Self, InputError> {
         let needs = DrawNeeds::for_policy(scenario.policy);
-        Ok(match &scenario.arrivals {
-            ArrivalPlan::Poisson { segments } => ArrivalSource::Synthetic(
-                synthetic::SyntheticSource::new(scenario, seed, segments.clone(), needs),
-            ),
-            ArrivalPlan::Trace(info) => {
-                ArrivalSource::Trace(trace::TraceReplay::open(info, scenario, seed, needs)?)
-            }
+        let likes =
+            match &scenario.arrivals {
+                ArrivalPlan::Poisson { segments } => Likes::Synthetic(
+                    synthetic::SyntheticSource::new(scenario, seed, segments.clone(), needs),
+                ),
+                ArrivalPlan::Trace(info) => {
+                    Likes::Trace(trace::TraceReplay::open(info, scenario, seed, needs)?)
+                }
+            };
+        let neighbours = scenario
+            .features
+            .pool
+            .as_ref()
+            .filter(|pool| !pool.neighbours.is_empty())
+            .map(|pool| neighbours::Neighbours::new(&pool.neighbours, seed, scenario.horizon));
+        Ok(ArrivalSource {
+            likes,
+            neighbours,
+            ahead: Vec::new(),
+            next: 0,
         })
     }
 
     /// Replaces `chunk`'s contents with up to `max` next arrivals; leaves it empty at the end.
     pub fn fill(&mut self, chunk: &mut Vec<Arrival>, max: usize) -> Result<(), InputError> {
+        let Some(neighbours) = self.neighbours.as_mut() else {
+            return self.likes.fill(chunk, max);
+        };
         chunk.clear();
-        match self {
-            ArrivalSource::Synthetic(source) => {
-                chunk.extend(std::iter::from_fn(|| source.next_arrival()).take(max));
-                Ok(())
+        while chunk.len() < max {
+            if self.next == self.ahead.len() {
+                self.likes.fill(&mut self.ahead, max.max(1024))?;
+                self.next = 0;
             }
-            ArrivalSource::Trace(replay) => replay.fill(chunk, max),
+            let like = self.ahead.get(self.next).copied();
+            let request = neighbours.peek();
+            match (like, request) {
+                (Some(like), Some(request)) if request.at < like.at => {
+                    chunk.push(request);
+                    neighbours.advance();
+                }
+                (Some(like), _) => {
+                    chunk.push(like);
+                    self.next += 1;
+                }
+                (None, Some(request)) => {
+                    chunk.push(request);
+                    neighbours.advance();
+                }
+                (None, None) => break,
+            }
         }
+        Ok(())
     }
 }

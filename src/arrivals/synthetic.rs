@@ -7,6 +7,7 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp1, Zipf};
 
 use super::{DrawNeeds, SimRng, Stream, stream_rng};
+use crate::model::random::bounded;
 use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
 use crate::scenario::{RateSegment, Scenario};
 
@@ -79,6 +80,7 @@ impl SyntheticSource {
             random_bits,
             user,
             key,
+            endpoint: 0,
         })
     }
 
@@ -98,9 +100,4 @@ impl SyntheticSource {
             self.segment += 1;
         }
     }
-}
-
-/// Maps uniform bits onto `0..bound` without division (Lemire's multiply-shift).
-fn bounded(bits: u64, bound: u64) -> u64 {
-    ((u128::from(bits) * u128::from(bound)) >> 64) as u64
 }

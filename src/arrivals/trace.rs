@@ -191,6 +191,7 @@ impl<'a> TraceReplay<'a> {
                 random_bits,
                 user,
                 key,
+                endpoint: 0,
             });
         }
         Ok(())

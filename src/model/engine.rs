@@ -4,13 +4,18 @@
 //! everything that happens later is an event on the engine's [`Calendar`]. An increment's row
 //! and start time are decided when it arrives — each row serves first come, first served, so
 //! the start is `max(now, free_at)` as in the exact model — and an increment that must wait
-//! schedules a [`Event::HoldStart`], so the backlog (arrived, not yet started) is known at
-//! every instant. Statistics are streamed: memory depends on the keys, rows and the current
+//! schedules its hold start on a calendar of its own (the hot one, kept to bare times), so the
+//! backlog (arrived, not yet started) is known at every instant. The optional behaviours'
+//! events ([`Event`]) have a second calendar; at equal times, hold starts come first. Statistics are streamed: memory depends on the keys, rows and the current
 //! backlog, never on the number of increments served.
+
+use std::sync::Arc;
 
 use crate::stats::{WaitStats, WindowRow, WindowSeries};
 
 use super::calendar::Calendar;
+use super::clients::Features;
+use super::extended::{ExtendedRun, Extension};
 use super::rows::{Grant, Policy, RowTable};
 use super::time::SimTime;
 
@@ -31,10 +36,13 @@ pub struct Arrival {
     pub user: u64,
     /// Dense key id.
     pub key: u32,
+    /// 0 for a like; `i + 1` for a request of neighbour endpoint `i` (it needs only a
+    /// connection from the pool).
+    pub endpoint: u16,
 }
 
 /// What an engine simulates.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Rows per key.
     pub shards: u32,
@@ -51,6 +59,10 @@ pub struct EngineConfig {
     /// Start of the measured period: arrivals before it (the warm-up) are simulated but left
     /// out of the statistics; 0 measures everything.
     pub measure_from: SimTime,
+    /// Timeouts, retries, batching and the connection pool (none: the exact core alone).
+    pub features: Arc<Features>,
+    /// Seed of the engine's own draws (retry jitter, batching servers and flush holds).
+    pub seed: u64,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -68,11 +80,17 @@ impl Observer for NoEvents {
     fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &RowTable) {}
 }
 
-/// Something that happens at a later simulated time.
+/// Something the optional behaviours make happen at a later simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// A queued update takes its row lock: it leaves the backlog.
-    HoldStart,
+    /// A queued update is abandoned at its client's deadline: it leaves the backlog unserved.
+    Abandon,
+    /// A failed like is tried again (the attempt waits in the extension's slab at this index).
+    Retry(u32),
+    /// A batching server flushes its counts.
+    Flush(u32),
+    /// The first this-many batching servers crash.
+    Crash(u32),
 }
 
 /// The result of simulating one shard count.
@@ -80,11 +98,14 @@ pub enum Event {
 pub struct ShardRun {
     /// Rows per key.
     pub shards: u32,
-    /// Increments that arrived in the measured period (after the warm-up, before the horizon).
+    /// Updates that reached the rows in the measured period (after the warm-up, before the
+    /// horizon): every like's attempts (retries included, abandoned ones too) or every
+    /// batching flush; neighbours' requests are not counted.
     pub arrivals: u64,
     /// Holds that finished in the measured period.
     pub completed: u64,
-    /// Waits of the increments that arrived in the measured period.
+    /// Waits of the updates that took their rows, from the measured period (an update
+    /// abandoned at its deadline never takes its row and is counted in the client figures).
     pub waits: WaitStats,
     /// Largest backlog at any instant of the measured period (from its first arrival).
     pub backlog_max: u64,
@@ -94,30 +115,39 @@ pub struct ShardRun {
     pub windows: Vec<WindowRow>,
     /// Keys that received at least one increment.
     pub keys_touched: usize,
+    /// Timeouts, retries, batching and pool figures, when the scenario has them.
+    pub extended: Option<ExtendedRun>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
 #[derive(Debug)]
 pub struct Engine<O: Observer = NoEvents> {
-    config: EngineConfig,
-    rows: RowTable,
-    calendar: Calendar<Event>,
-    series: WindowSeries,
-    waits: WaitStats,
-    now: SimTime,
-    arrivals: u64,
-    completed: u64,
-    backlog: u64,
-    backlog_max: u64,
-    measuring: bool,
-    observer: O,
+    pub(super) config: EngineConfig,
+    pub(super) rows: RowTable,
+    /// When queued updates take their rows.
+    pub(super) starts: Calendar<()>,
+    /// Everything else that is due later.
+    pub(super) calendar: Calendar<Event>,
+    pub(super) series: WindowSeries,
+    pub(super) waits: WaitStats,
+    pub(super) now: SimTime,
+    pub(super) arrivals: u64,
+    pub(super) completed: u64,
+    pub(super) backlog: u64,
+    pub(super) backlog_max: u64,
+    pub(super) measuring: bool,
+    pub(super) observer: O,
+    /// The optional behaviours' state; `None` keeps the exact core's fast path.
+    pub(super) ext: Option<Box<Extension>>,
 }
 
 impl<O: Observer> Engine<O> {
     /// An engine at time 0 with every row free.
     pub fn new(config: EngineConfig, observer: O) -> Self {
-        Engine {
+        let mut engine = Engine {
+            ext: (!config.features.is_empty()).then(|| Box::new(Extension::new(&config))),
             rows: RowTable::new(config.shards, config.policy, config.key_hint),
+            starts: Calendar::new(),
             calendar: Calendar::new(),
             series: WindowSeries::new(config.window, config.window_count),
             waits: WaitStats::new(),
@@ -129,7 +159,9 @@ impl<O: Observer> Engine<O> {
             measuring: false,
             observer,
             config,
-        }
+        };
+        engine.schedule_batching();
+        engine
     }
 
     /// Simulates a batch of arrivals, in time order, all before the horizon.
@@ -146,15 +178,16 @@ impl<O: Observer> Engine<O> {
 
     /// Runs the remaining events up to the horizon and returns the results and the observer.
     pub fn finish(mut self) -> (ShardRun, O) {
-        while let Some(time) = self.calendar.next_time() {
+        while let Some(time) = self.next_event_time() {
             if time >= self.config.horizon {
                 break;
             }
             self.handle_next_event(time);
         }
         while !self.series.is_complete() {
-            self.series.close_window(self.backlog);
+            self.series.close_window(self.backlog, self.at_risk());
         }
+        let extended = self.finish_extension();
         let run = ShardRun {
             shards: self.config.shards,
             arrivals: self.arrivals,
@@ -164,6 +197,7 @@ impl<O: Observer> Engine<O> {
             backlog_final: self.backlog,
             windows: self.series.into_rows(),
             keys_touched: self.rows.keys_touched(),
+            extended,
         };
         (run, self.observer)
     }
@@ -176,6 +210,10 @@ impl<O: Observer> Engine<O> {
         );
         self.advance_to(arrival.at);
         self.now = arrival.at;
+        if self.ext.is_some() {
+            self.extended_arrival(arrival);
+            return;
+        }
         let grant = self.rows.acquire(
             arrival.key,
             arrival.at,
@@ -183,8 +221,26 @@ impl<O: Observer> Engine<O> {
             arrival.random_bits,
             arrival.user,
         );
-        let wait = grant.start - arrival.at;
-        let measured = arrival.at >= self.config.measure_from;
+        self.record_update(
+            arrival.at,
+            grant.start,
+            arrival.hold,
+            arrival.at >= self.config.measure_from,
+        );
+        self.observer.on_increment(arrival, &grant, &self.rows);
+    }
+
+    /// Accounts for an update sent at `sent` that takes its row at `start` for `hold`: its
+    /// wait, the backlog until it starts, and its completion.
+    #[inline(always)]
+    pub(super) fn record_update(
+        &mut self,
+        sent: SimTime,
+        start: SimTime,
+        hold: SimTime,
+        measured: bool,
+    ) {
+        let wait = start - sent;
         if measured {
             if !self.measuring {
                 self.measuring = true;
@@ -194,26 +250,31 @@ impl<O: Observer> Engine<O> {
             self.waits.record(wait);
         }
         self.series.record_arrival(wait);
-        if grant.start > arrival.at {
-            self.calendar.schedule(grant.start, Event::HoldStart);
-            self.backlog += 1;
-            if measured {
-                self.backlog_max = self.backlog_max.max(self.backlog);
-            }
+        if start > self.now {
+            self.starts.schedule(start, ());
+            self.enter_backlog(measured);
         } else {
             self.series.record_start();
         }
-        let end = grant.start.saturating_add(arrival.hold);
+        let end = start.saturating_add(hold);
         if end <= self.config.horizon && end >= self.config.measure_from {
             self.completed += 1;
         }
-        self.observer.on_increment(arrival, &grant, &self.rows);
+    }
+
+    /// One more update waits.
+    #[inline(always)]
+    pub(super) fn enter_backlog(&mut self, measured: bool) {
+        self.backlog += 1;
+        if measured {
+            self.backlog_max = self.backlog_max.max(self.backlog);
+        }
     }
 
     /// Handles every event at or before `time`, closing the windows that end on the way.
     #[inline]
     fn advance_to(&mut self, time: SimTime) {
-        while let Some(next) = self.calendar.next_time() {
+        while let Some(next) = self.next_event_time() {
             if next > time {
                 break;
             }
@@ -222,13 +283,34 @@ impl<O: Observer> Engine<O> {
         self.close_windows_through(time);
     }
 
+    /// The time of the next event on either calendar.
+    #[inline]
+    fn next_event_time(&self) -> Option<SimTime> {
+        let start = self.starts.next_time();
+        if self.calendar.is_empty() {
+            return start;
+        }
+        match (start, self.calendar.next_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Handles the event due at `time` (hold starts first on ties).
     fn handle_next_event(&mut self, time: SimTime) {
         self.close_windows_through(time);
+        if self.calendar.is_empty() || self.starts.next_time() == Some(time) {
+            self.starts.pop();
+            self.backlog -= 1;
+            self.series.record_start();
+            return;
+        }
         let (_, event) = self.calendar.pop().expect("an event is due");
         match event {
-            Event::HoldStart => {
-                self.backlog -= 1;
-                self.series.record_start();
+            Event::Abandon => self.backlog -= 1,
+            other => {
+                self.now = time;
+                self.handle_extended_event(other);
             }
         }
     }
@@ -236,7 +318,7 @@ impl<O: Observer> Engine<O> {
     #[inline]
     fn close_windows_through(&mut self, time: SimTime) {
         while time >= self.series.current_end() {
-            self.series.close_window(self.backlog);
+            self.series.close_window(self.backlog, self.at_risk());
         }
     }
 }

@@ -4,18 +4,24 @@
 //! - [`calendar`]: the event calendar, ordered by (time, sequence number);
 //! - [`rows`]: each key's shard rows, and the slot-choice policies;
 //! - [`hold`]: hold-time distributions;
+//! - [`random`]: the seeded random streams;
+//! - [`clients`]: timeouts, retries, write batching and the connection pool;
 //! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
 //! - [`engine`]: the discrete-event simulation of one shard count.
 
 pub mod calendar;
+pub mod clients;
 pub mod counter;
 pub mod engine;
+mod extended;
 pub mod hold;
+pub mod random;
 pub mod rows;
 pub mod time;
 
 pub use counter::ShardedCounter;
 pub use engine::{Arrival, Engine, EngineConfig, NO_USER, NoEvents, Observer, ShardRun};
+pub use extended::{BatchRun, ClientRun, ExtendedRun, PoolRun};
 pub use hold::HoldDist;
 pub use rows::{Grant, Policy, RowTable};
 pub use time::{SimTime, ms};

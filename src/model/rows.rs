@@ -76,6 +76,52 @@ pub struct Grant {
     pub start: SimTime,
 }
 
+/// The row a policy picked for an update of one key, before the update takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    base: usize,
+    /// The row's index within its key.
+    pub slot: u32,
+    /// When the row becomes free.
+    pub free_at: SimTime,
+}
+
+/// A set of interchangeable servers taken first come, first served by the one free earliest
+/// (lowest index on ties): the shared connection pool.
+#[derive(Debug, Clone)]
+pub struct FreeHeap {
+    heap: Vec<FreeRow>,
+}
+
+impl FreeHeap {
+    /// `size ≥ 1` servers, all free at time 0.
+    pub fn new(size: u32) -> Self {
+        assert!(size >= 1, "a pool has at least one server");
+        FreeHeap {
+            heap: (0..size).map(|slot| FreeRow { free_at: 0, slot }).collect(),
+        }
+    }
+
+    /// When the earliest-free server becomes free.
+    #[inline]
+    pub fn earliest(&self) -> SimTime {
+        self.heap[0].free_at
+    }
+
+    /// Takes the earliest-free server until `until`.
+    #[inline]
+    pub fn take_earliest(&mut self, until: SimTime) {
+        let slot = self.heap[0].slot;
+        replace_top(
+            &mut self.heap,
+            FreeRow {
+                free_at: until,
+                slot,
+            },
+        );
+    }
+}
+
 /// A row in an earliest-free heap: ordered by (free time, index), so the heap's top is the row
 /// that becomes free earliest, lowest index on ties.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,7 +178,7 @@ impl RowTable {
     /// Takes a row of `key` for an update arriving at `now` and holding for `hold`, adds one to
     /// that row, and returns the row and the start time. `random_bits` (uniform) drives the
     /// `random` policy and `user` the `hash-user` policy; the others ignore them.
-    #[inline]
+    #[inline(always)]
     pub fn acquire(
         &mut self,
         key: u32,
@@ -141,56 +187,65 @@ impl RowTable {
         random_bits: u64,
         user: u64,
     ) -> Grant {
-        let block = self.block_for(key);
-        let base = block * self.shards as usize;
-        let grant = match self.policy {
-            Policy::EarliestFree => self.take_earliest_free(base, now, hold),
-            Policy::Random => {
-                let slot = ((u128::from(random_bits) * u128::from(self.shards)) >> 64) as u32;
-                self.take_row(base, slot, now, hold)
-            }
-            Policy::RoundRobin => {
-                let cursor = &mut self.cursors[block];
-                let slot = *cursor;
-                *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
-                self.take_row(base, slot, now, hold)
-            }
-            Policy::HashUser => {
-                let slot = (mix64(user) % u64::from(self.shards)) as u32;
-                self.take_row(base, slot, now, hold)
-            }
-        };
-        self.counts[base + grant.slot as usize] += 1;
-        grant
-    }
-
-    /// Earliest-free: the heap's top is the row free earliest, lowest index on ties.
-    #[inline]
-    fn take_earliest_free(&mut self, base: usize, now: SimTime, hold: SimTime) -> Grant {
-        let heap = &mut self.heaps[base..base + self.shards as usize];
-        let top = heap[0];
-        let start = now.max(top.free_at);
-        let free_at = start.saturating_add(hold);
-        replace_top(
-            heap,
-            FreeRow {
-                free_at,
-                slot: top.slot,
-            },
-        );
+        let choice = self.choose(key, random_bits, user);
+        let start = now.max(choice.free_at);
+        self.occupy(choice, start.saturating_add(hold), 1);
         Grant {
-            slot: top.slot,
+            slot: choice.slot,
             start,
         }
     }
 
-    /// Any other policy: the chosen row, first come, first served.
-    #[inline]
-    fn take_row(&mut self, base: usize, slot: u32, now: SimTime, hold: SimTime) -> Grant {
-        let free_at = &mut self.free_at[base + slot as usize];
-        let start = now.max(*free_at);
-        *free_at = start.saturating_add(hold);
-        Grant { slot, start }
+    /// Picks the row an update of `key` would take, without taking it (a round-robin cursor
+    /// does advance). [`RowTable::occupy`] must follow before any other choice for the key.
+    #[inline(always)]
+    pub fn choose(&mut self, key: u32, random_bits: u64, user: u64) -> Choice {
+        let block = self.block_for(key);
+        let base = block * self.shards as usize;
+        let slot = match self.policy {
+            Policy::EarliestFree => {
+                let top = self.heaps[base];
+                return Choice {
+                    base,
+                    slot: top.slot,
+                    free_at: top.free_at,
+                };
+            }
+            Policy::Random => ((u128::from(random_bits) * u128::from(self.shards)) >> 64) as u32,
+            Policy::RoundRobin => {
+                let cursor = &mut self.cursors[block];
+                let slot = *cursor;
+                *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
+                slot
+            }
+            Policy::HashUser => (mix64(user) % u64::from(self.shards)) as u32,
+        };
+        Choice {
+            base,
+            slot,
+            free_at: self.free_at[base + slot as usize],
+        }
+    }
+
+    /// Takes the chosen row until `until` and adds `amount` to it.
+    #[inline(always)]
+    pub fn occupy(&mut self, choice: Choice, until: SimTime, amount: u64) {
+        let index = choice.base + choice.slot as usize;
+        match self.policy {
+            Policy::EarliestFree => {
+                let heap = &mut self.heaps[choice.base..choice.base + self.shards as usize];
+                debug_assert_eq!(heap[0].slot, choice.slot, "occupy follows its choice");
+                replace_top(
+                    heap,
+                    FreeRow {
+                        free_at: until,
+                        slot: choice.slot,
+                    },
+                );
+            }
+            _ => self.free_at[index] = until,
+        }
+        self.counts[index] += amount;
     }
 
     /// The key's total: the sum of its rows (0 for a key never incremented).
@@ -210,6 +265,11 @@ impl RowTable {
             Some(block) => self.counts[block * self.shards as usize + slot as usize],
             None => 0,
         }
+    }
+
+    /// The sum of every row of every key.
+    pub fn grand_total(&self) -> u64 {
+        self.counts.iter().sum()
     }
 
     /// Keys that have rows (were incremented at least once).

@@ -5,7 +5,11 @@
 //!   the `[slo]` p99 target as a dashed line;
 //! - `backlog`: backlog over time, one line per shard count, the offered rate on a second axis;
 //! - `throughput`: offered rate, achieved throughput and ceiling against shard count;
-//! - `wait_over_time`: p99 wait per window, one line per shard count.
+//! - `wait_over_time`: p99 wait per window, one line per shard count;
+//! - `clients` (with `[client]`): attempts and failures per like against shard count;
+//! - `at_risk` (with `[batching]`): likes held in app-server memory over time;
+//! - `neighbours` (with `[[neighbours]]`): neighbour endpoints' connection waits against
+//!   shard count.
 //!
 //! Axes that span decades are drawn on a log scale by plotting `log10(value)` on a linear
 //! axis and labelling ticks with the value; shard counts always use a log₂ axis. Zero, which a
@@ -74,12 +78,28 @@ pub fn render_all(
         register_font(FONT, FontStyle::Normal, FONT_BYTES)
             .unwrap_or_else(|_| panic!("the bundled font is valid"));
     });
-    let figures: [(&'static str, &dyn Figure); 4] = [
-        ("waits", &WaitsFigure { scenario, rows }),
-        ("backlog", &BacklogFigure { scenario, runs }),
-        ("throughput", &ThroughputFigure { scenario, rows }),
-        ("wait_over_time", &WaitOverTimeFigure { scenario, runs }),
+    let waits = WaitsFigure { scenario, rows };
+    let backlog = BacklogFigure { scenario, runs };
+    let throughput = ThroughputFigure { scenario, rows };
+    let over_time = WaitOverTimeFigure { scenario, runs };
+    let mut figures: Vec<(&'static str, &dyn Figure)> = vec![
+        ("waits", &waits),
+        ("backlog", &backlog),
+        ("throughput", &throughput),
+        ("wait_over_time", &over_time),
     ];
+    let clients = clients_figure(scenario, rows);
+    if let Some(figure) = &clients {
+        figures.push(("clients", figure));
+    }
+    let at_risk = AtRiskFigure { scenario, runs };
+    if scenario.features.batching.is_some() {
+        figures.push(("at_risk", &at_risk));
+    }
+    let neighbours = neighbours_figure(scenario, rows);
+    if let Some(figure) = &neighbours {
+        figures.push(("neighbours", figure));
+    }
     figures
         .iter()
         .map(|(name, figure)| render(name, *figure))
@@ -738,6 +758,208 @@ impl WaitOverTimeFigure<'_> {
         for (index, (_, points)) in lines.iter().enumerate() {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             chart.draw_series(LineSeries::new(plotted, colour(index).stroke_width(3)))?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+/// Lines over shard counts from values computed per summary row.
+struct ShardLinesFigure<'a> {
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+    what: &'static str,
+    y_desc: &'static str,
+    series: Vec<(String, Vec<f64>, Mark)>,
+}
+figure!(ShardLinesFigure);
+
+impl ShardLinesFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let y = Axis::fit(
+            self.series
+                .iter()
+                .flat_map(|(_, values, _)| values.iter().copied()),
+        );
+        let mut legend = Legend::default();
+        for (name, _, mark) in &self.series {
+            legend.add(name.clone(), *mark);
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
+        let caption = title(self.scenario, self.what);
+        let mut chart = build(&plot_area, caption, shard_range(&shards), y.range(), false)?;
+        let y_desc = format!("{}{}", self.y_desc, y.note());
+        draw_mesh(
+            &mut chart,
+            "shards (rows per key, log scale)",
+            &y_desc,
+            &|v| shard_label(*v),
+            &|v| y.label(*v),
+        )?;
+        for (_, values, mark) in &self.series {
+            let points = self
+                .rows
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| v.is_finite())
+                .map(|(r, &v)| (f64::from(r.shards).log2(), y.to_plot(v)))
+                .collect();
+            draw_marked(&mut chart, points, *mark)?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+/// Attempts and user failures per original like, when the scenario has `[client]`.
+fn clients_figure<'a>(
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+) -> Option<ShardLinesFigure<'a>> {
+    let clients: Vec<_> = rows
+        .iter()
+        .map(|r| r.extended.as_ref().and_then(|e| e.client))
+        .collect::<Option<_>>()?;
+    let per_like = |value: f64, likes: f64| if likes > 0.0 { value / likes } else { 0.0 };
+    Some(ShardLinesFigure {
+        scenario,
+        rows,
+        what: "retries and failures against shard count",
+        y_desc: "per original like",
+        series: vec![
+            (
+                "attempts per like (amplification)".into(),
+                clients.iter().map(|c| c.amplification).collect(),
+                Mark::Line(PALETTE[1]),
+            ),
+            (
+                "user-visible failures per like".into(),
+                clients
+                    .iter()
+                    .map(|c| per_like(c.failed, c.likes))
+                    .collect(),
+                Mark::Line(PALETTE[3]),
+            ),
+            (
+                "duplicate runs per like".into(),
+                clients
+                    .iter()
+                    .map(|c| per_like(c.duplicates, c.likes))
+                    .collect(),
+                Mark::Dashed(PALETTE[4]),
+            ),
+        ],
+    })
+}
+
+/// Each neighbour endpoint's p99 wait for a connection, when the scenario has neighbours.
+fn neighbours_figure<'a>(
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+) -> Option<ShardLinesFigure<'a>> {
+    let pools: Vec<_> = rows
+        .iter()
+        .map(|r| r.extended.as_ref().and_then(|e| e.pool.as_ref()))
+        .collect::<Option<_>>()?;
+    let names: Vec<String> = pools
+        .first()?
+        .neighbours
+        .iter()
+        .map(|(name, _)| name.clone())
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let mut series: Vec<(String, Vec<f64>, Mark)> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let of = |get: fn(&crate::stats::WaitSummary) -> u64| -> Vec<f64> {
+            pools
+                .iter()
+                .map(|p| get(&p.neighbours[i].1) as f64 / 1e6)
+                .collect()
+        };
+        series.push((
+            format!("{name}: mean wait"),
+            of(|w| w.mean_ns),
+            Mark::Line(colour(i)),
+        ));
+        series.push((
+            format!("{name}: p99 wait"),
+            of(|w| w.p99_ns),
+            Mark::Dashed(colour(i)),
+        ));
+    }
+    series.push((
+        "likes: p99 wait for a connection".into(),
+        pools
+            .iter()
+            .map(|p| p.like_wait.p99_ns as f64 / 1e6)
+            .collect(),
+        Mark::Dashed(PALETTE[7]),
+    ));
+    Some(ShardLinesFigure {
+        scenario,
+        rows,
+        what: "neighbour endpoints' wait for a connection",
+        y_desc: "wait for a connection in ms",
+        series,
+    })
+}
+
+/// Likes held in batching servers' memory over time (the same for every shard count).
+struct AtRiskFigure<'a> {
+    scenario: &'a Scenario,
+    runs: &'a [ShardRun],
+}
+figure!(AtRiskFigure);
+
+impl AtRiskFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let window_s = self.scenario.window as f64 / 1e9;
+        let end_s = self.scenario.duration_s();
+        let lines = window_lines(&self.runs[..self.runs.len().min(1)], |i, w| {
+            Some(((i + 1) as f64 * window_s, w.at_risk as f64))
+        });
+        let y = Axis::fit(
+            lines
+                .iter()
+                .flat_map(|(_, points)| points.iter().map(|p| p.1)),
+        );
+        let crashes: Vec<f64> = self
+            .scenario
+            .features
+            .batching
+            .iter()
+            .flat_map(|b| b.crashes.iter().map(|c| c.at as f64 / 1e9))
+            .collect();
+        let mut legend = Legend::default();
+        legend.add(
+            "likes held in memory, unflushed (window end)",
+            Mark::Line(PALETTE[0]),
+        );
+        if !crashes.is_empty() {
+            legend.add("server crash", Mark::Dashed(PALETTE[3]));
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let caption = title(self.scenario, "likes at risk in app-server memory");
+        let mut chart = build(&plot_area, caption, 0.0..end_s, y.range(), false)?;
+        let y_desc = format!("likes at risk{}", y.note());
+        draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
+            y.label(*v)
+        })?;
+        let range = y.range();
+        for at in crashes {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(at, range.start), (at, range.end)],
+                10,
+                6,
+                PALETTE[3].stroke_width(2),
+            ))?;
+        }
+        for (_, points) in &lines {
+            let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
+            chart.draw_series(LineSeries::new(plotted, PALETTE[0].stroke_width(2)))?;
         }
         legend.draw(&legend_area)
     }

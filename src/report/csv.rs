@@ -10,7 +10,7 @@ use crate::stats::WaitSummary;
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 36] = [
+pub const SUMMARY_COLUMNS: [&str; 59] = [
     "scenario",
     "policy",
     "shards",
@@ -47,10 +47,33 @@ pub const SUMMARY_COLUMNS: [&str; 36] = [
     "wait_p999_ms_hi",
     "wait_max_ms_lo",
     "wait_max_ms_hi",
+    "likes",
+    "likes_per_s",
+    "attempts",
+    "attempts_per_s",
+    "amplification",
+    "timeouts",
+    "user_failures",
+    "succeeded",
+    "pending_likes",
+    "duplicates",
+    "count_drift",
+    "goodput_per_s",
+    "db_writes",
+    "db_writes_per_s",
+    "lost_likes",
+    "at_risk_mean",
+    "at_risk_max",
+    "count_delay_p50_ms",
+    "count_delay_p99_ms",
+    "count_delay_max_ms",
+    "like_connection_wait_p99_ms",
+    "neighbour_wait_mean_ms",
+    "neighbour_wait_p99_ms",
 ];
 
 /// The columns of `timeseries.csv`, in order.
-pub const TIMESERIES_COLUMNS: [&str; 9] = [
+pub const TIMESERIES_COLUMNS: [&str; 10] = [
     "scenario",
     "policy",
     "shards",
@@ -60,6 +83,7 @@ pub const TIMESERIES_COLUMNS: [&str; 9] = [
     "backlog",
     "wait_p99_ms",
     "wait_max_ms",
+    "at_risk",
 ];
 
 /// Columns of `summary.csv` that hold text; every other column is a number.
@@ -68,7 +92,7 @@ pub const SUMMARY_TEXT_COLUMNS: [&str; 2] = ["scenario", "policy"];
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
 /// The JSON output is built from the same fields, so the two always agree. Interval columns
 /// are empty with a single replication.
-pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 36]> {
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 59]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
@@ -114,8 +138,113 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
                 bound(lo, |s| s.max_ns),
                 bound(hi, |s| s.max_ns),
             ]
+            .into_iter()
+            .chain(extended_fields(row))
+            .collect::<Vec<_>>()
+            .try_into()
+            .expect("one field per column")
         })
         .collect()
+}
+
+/// The columns of the optional behaviours, empty where the scenario lacks them.
+fn extended_fields(row: &SummaryRow) -> [String; 23] {
+    let number = |value: f64| {
+        let text = format!("{value:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    };
+    let extended = row.extended.as_ref();
+    let client = extended.and_then(|e| e.client);
+    let batching = extended.and_then(|e| e.batching.as_ref());
+    let pool = extended.and_then(|e| e.pool.as_ref());
+    let c = |get: fn(&super::extended::ClientSummary) -> f64| {
+        client.map(|c| number(get(&c))).unwrap_or_default()
+    };
+    let b = |get: fn(&super::extended::BatchSummary) -> f64| {
+        batching.map(|b| number(get(b))).unwrap_or_default()
+    };
+    let likes = match (client, batching) {
+        (Some(c), _) => number(c.likes),
+        (None, Some(b)) => number(b.likes),
+        _ => String::new(),
+    };
+    let likes_per_s = match (client, batching) {
+        (Some(c), _) => number(c.likes_per_s),
+        (None, Some(b)) => number(b.likes_per_s),
+        _ => String::new(),
+    };
+    [
+        likes,
+        likes_per_s,
+        c(|c| c.attempts),
+        c(|c| c.attempts_per_s),
+        c(|c| c.amplification),
+        c(|c| c.timeouts),
+        c(|c| c.failed),
+        c(|c| c.succeeded),
+        match (client, batching) {
+            (Some(c), _) => number(c.pending),
+            (None, Some(b)) => number(b.pending),
+            _ => String::new(),
+        },
+        c(|c| c.duplicates),
+        c(|c| c.drift),
+        c(|c| c.goodput_per_s),
+        b(|b| b.db_writes),
+        b(|b| b.db_writes_per_s),
+        b(|b| b.lost),
+        b(|b| b.at_risk_mean),
+        b(|b| b.at_risk_max),
+        batching.map(|b| fmt_ms(b.delay.p50_ns)).unwrap_or_default(),
+        batching.map(|b| fmt_ms(b.delay.p99_ns)).unwrap_or_default(),
+        batching.map(|b| fmt_ms(b.delay.max_ns)).unwrap_or_default(),
+        pool.map(|p| fmt_ms(p.like_wait.p99_ns)).unwrap_or_default(),
+        pool.map(|p| fmt_ms(p.neighbour_wait.mean_ns))
+            .unwrap_or_default(),
+        pool.map(|p| fmt_ms(p.neighbour_wait.p99_ns))
+            .unwrap_or_default(),
+    ]
+}
+
+/// The columns of `neighbours.csv`, in order.
+pub const NEIGHBOUR_COLUMNS: [&str; 9] = [
+    "scenario",
+    "policy",
+    "shards",
+    "neighbour",
+    "requests",
+    "wait_mean_ms",
+    "wait_p50_ms",
+    "wait_p99_ms",
+    "wait_max_ms",
+];
+
+/// Renders `neighbours.csv`: each neighbour endpoint's connection waits per shard count.
+pub fn neighbours_csv(rows: &[SummaryRow]) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    write(&mut writer, NEIGHBOUR_COLUMNS.iter().map(|c| c.to_string()));
+    for row in rows {
+        let Some(pool) = row.extended.as_ref().and_then(|e| e.pool.as_ref()) else {
+            continue;
+        };
+        for (name, waits) in &pool.neighbours {
+            write(
+                &mut writer,
+                [
+                    row.scenario.clone(),
+                    row.policy.clone(),
+                    row.shards.to_string(),
+                    name.clone(),
+                    waits.count.to_string(),
+                    fmt_ms(waits.mean_ns),
+                    fmt_ms(waits.p50_ns),
+                    fmt_ms(waits.p99_ns),
+                    fmt_ms(waits.max_ns),
+                ],
+            );
+        }
+    }
+    finish(writer)
 }
 
 /// Renders `summary.csv`: one row per shard count.
@@ -150,6 +279,7 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     window.backlog.to_string(),
                     window.wait_p99_ns().map(fmt_ms).unwrap_or_default(),
                     window.wait_max_ns().map(fmt_ms).unwrap_or_default(),
+                    window.at_risk.to_string(),
                 ],
             );
         }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use crate::scenario::Scenario;
 
 use super::chart::Chart;
+use super::extended::extended_tables;
 use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222}\
@@ -35,6 +36,25 @@ pub fn render(
         escape(&reading(scenario, rows, recommendation)),
         table(rows, recommendation)
     );
+    for extra in extended_tables(rows) {
+        let _ = write!(
+            page,
+            "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<tr>",
+            escape(&extra.title)
+        );
+        for heading in &extra.header {
+            let _ = write!(page, "<th>{}</th>", escape(heading));
+        }
+        page.push_str("</tr>\n");
+        for row in &extra.rows {
+            page.push_str("<tr>");
+            for cell in row {
+                let _ = write!(page, "<td>{}</td>", escape(cell));
+            }
+            page.push_str("</tr>\n");
+        }
+        page.push_str("</table></div>\n");
+    }
     page.push_str("<h2>Charts</h2>\n");
     for chart in charts {
         let _ = write!(

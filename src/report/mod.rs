@@ -3,6 +3,7 @@
 //! temporary folder that replaces the output folder only when everything is written.
 //!
 //! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
+//! - [`extended`]: the figures of timeouts, retries, batching and the pool;
 //! - [`csv`]: `summary.csv` and `timeseries.csv`;
 //! - [`chart`]: the PNG and SVG charts;
 //! - [`html`]: the report page, `report.html`;
@@ -17,6 +18,7 @@ pub mod chart;
 pub mod check;
 pub mod csv;
 pub mod events;
+pub mod extended;
 pub mod html;
 pub mod json;
 pub mod output;

@@ -3,6 +3,8 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::model::{ShardRun, SimTime};
+
+use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
 
@@ -123,6 +125,8 @@ pub struct SummaryRow {
     pub backlog_final: u64,
     /// Keys that received at least one increment.
     pub keys_touched: usize,
+    /// Timeouts, retries, batching and pool figures, when the scenario has them.
+    pub extended: Option<ExtendedSummary>,
 }
 
 /// The summary of one shard count from its replications (at least one): each figure is the
@@ -165,6 +169,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         backlog_max: mean(&|run| run.backlog_max as f64).round() as u64,
         backlog_final: mean(&|run| run.backlog_final as f64).round() as u64,
         keys_touched: runs.iter().map(|run| run.keys_touched).max().unwrap_or(0),
+        extended: summarize_extended(scenario, runs),
     }
 }
 
@@ -387,6 +392,7 @@ mod tests {
             backlog_max: 0,
             backlog_final: 0,
             keys_touched: 1,
+            extended: None,
         }
     }
 

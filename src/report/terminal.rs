@@ -8,6 +8,8 @@ use anstyle::{AnsiColor, Style};
 
 use crate::scenario::Scenario;
 
+use super::extended::extended_tables;
+
 use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
 
 const HEADER: [&str; 11] = [
@@ -104,7 +106,39 @@ pub fn render(
         "{}",
         wrap(&reading(scenario, rows, recommendation), 100)
     );
+    for table in extended_tables(rows) {
+        let _ = writeln!(out, "\n{}", paint(Style::new().bold(), &table.title));
+        out.push_str(&aligned(&table.header, &table.rows));
+    }
     out
+}
+
+/// Right-aligned columns, two spaces apart.
+fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .filter_map(|row| row.get(i))
+                .chain([&header[i]])
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &width)| format!("{cell:>width$}"))
+            .collect();
+        padded.join("  ")
+    };
+    let mut text = format!("{}\n", line(header));
+    for row in rows {
+        text.push_str(&line(row));
+        text.push('\n');
+    }
+    text
 }
 
 /// Breaks text into lines of at most `width` characters at spaces.

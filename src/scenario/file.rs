@@ -41,6 +41,14 @@ pub struct ScenarioFile {
     pub slo: Option<SloTable>,
     /// Tolerances of `shardsim check`.
     pub check: Option<CheckTable>,
+    /// Client timeouts and retries.
+    pub client: Option<ClientTable>,
+    /// Write batching in app servers.
+    pub batching: Option<BatchingTable>,
+    /// The shared connection pool.
+    pub pool: Option<PoolTable>,
+    /// Other endpoints that share the pool (`[[neighbours]]`).
+    pub neighbours: Option<Vec<NeighbourTable>>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -135,4 +143,62 @@ pub struct ColumnTolerance {
     pub rel: Option<f64>,
     /// Absolute tolerance, in the column's unit.
     pub abs: Option<f64>,
+}
+
+/// `[client]`: how long a client waits and what it does after a failure.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientTable {
+    /// Longest wait for a connection and the row before the like fails for the user, ms.
+    pub timeout_ms: Option<f64>,
+    /// `cancel` (the database abandons the queued update) or `orphan` (it still runs).
+    pub on_timeout: Option<String>,
+    /// Times a failed like is tried again. Default 0.
+    pub retries: Option<u32>,
+    /// Base of the exponential backoff with full jitter, ms. Default 10.
+    pub backoff_ms: Option<f64>,
+    /// Whether a repeated like is recognised and counted once. Default true.
+    pub idempotent: Option<bool>,
+}
+
+/// `[batching]`: app servers keep counts in memory and flush them periodically.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchingTable {
+    /// App servers (likes are spread over them at random).
+    pub servers: Option<u32>,
+    /// Flush interval of each server, ms.
+    pub flush_ms: Option<f64>,
+    /// Crashes: `[{ at_s = 300, servers = 1 }]`.
+    pub crash: Option<Vec<CrashTable>>,
+}
+
+/// One crash of batching servers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrashTable {
+    /// When, seconds from the start.
+    pub at_s: f64,
+    /// How many servers crash (the lowest-numbered).
+    pub servers: u32,
+}
+
+/// `[pool]`: the connections shared by likes and neighbour endpoints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolTable {
+    /// Connections in the pool.
+    pub size: Option<u32>,
+}
+
+/// `[[neighbours]]`: an endpoint that needs only a connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeighbourTable {
+    /// Its name in the outputs.
+    pub name: String,
+    /// Its requests per second (Poisson).
+    pub rate_per_s: f64,
+    /// How long each request holds its connection, ms.
+    pub hold_ms: f64,
 }

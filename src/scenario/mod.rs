@@ -63,6 +63,8 @@ pub struct Scenario {
     pub warmup: SimTime,
     /// Tolerances of `shardsim check` (numbers validated; column names checked by `check`).
     pub check: file::CheckTable,
+    /// Timeouts, retries, batching and the connection pool.
+    pub features: std::sync::Arc<crate::model::clients::Features>,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }
@@ -155,9 +157,10 @@ impl Scenario {
         }
     }
 
-    /// The highest offered rate: the profile's busiest segment, or a trace's busiest window.
+    /// The highest rate of updates offered to a key's rows: the profile's busiest segment, or
+    /// a trace's busiest window — with batching, at most one update per server per flush.
     pub fn peak_offered_per_s(&self) -> f64 {
-        match &self.arrivals {
+        let likes = match &self.arrivals {
             ArrivalPlan::Poisson { segments } => segments
                 .iter()
                 .map(|segment| segment.rate_per_s)
@@ -165,6 +168,13 @@ impl Scenario {
             ArrivalPlan::Trace(info) => {
                 info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
             }
+        };
+        match &self.features.batching {
+            // Batching sends a key at most one update per server per flush interval.
+            Some(batching) => {
+                likes.min(f64::from(batching.servers) / (batching.flush as f64 / 1e9))
+            }
+            None => likes,
         }
     }
 

@@ -3,10 +3,14 @@
 
 use std::path::Path;
 
-use super::file::{ArrivalsTable, HoldTable, KeysTable, ScenarioFile, SloTable, UsersTable};
+use super::file::{
+    ArrivalsTable, BatchingTable, ClientTable, HoldTable, KeysTable, NeighbourTable, PoolTable,
+    ScenarioFile, SloTable, UsersTable,
+};
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
+use crate::model::clients::{Batching, ClientPolicy, Crash, Features, Neighbour, OnTimeout, Pool};
 use crate::model::hold::MAX_HOLD_NS;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, Policy, SimTime};
@@ -160,6 +164,7 @@ pub(super) fn resolve(
     }
     let check = file.check.clone().unwrap_or_default();
     check_tolerances(&check).map_err(|(field, m)| err(&field, m))?;
+    let features = resolve_features(&file, &hold, horizon).map_err(|(field, m)| err(&field, m))?;
     let key_count = match &arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64,
         ArrivalPlan::Poisson { .. } => u64::from(keys.count),
@@ -204,6 +209,7 @@ pub(super) fn resolve(
         replications,
         warmup,
         check,
+        features: std::sync::Arc::new(features),
         resolved: file,
     })
 }
@@ -582,4 +588,203 @@ fn check_tolerances(table: &super::file::CheckTable) -> Result<(), FieldError> {
         tolerance(limits.abs, format!("check.columns.{column}.abs"))?;
     }
     Ok(())
+}
+
+/// Most retries, batching servers, pool connections.
+const MAX_RETRIES: u32 = 100;
+const MAX_SERVERS: u32 = 100_000;
+const MAX_POOL: u32 = 1_000_000;
+
+fn resolve_features(
+    file: &ScenarioFile,
+    hold: &HoldDist,
+    horizon: SimTime,
+) -> Result<Features, FieldError> {
+    let client = file.client.as_ref().map(resolve_client).transpose()?;
+    let batching = file
+        .batching
+        .as_ref()
+        .map(|table| resolve_batching(table, hold, horizon))
+        .transpose()?;
+    if client.is_some() && batching.is_some() {
+        return Err((
+            "client".into(),
+            "not used with [batching]: a batched like is acknowledged from the app server's memory, so clients never wait on the row"
+                .into(),
+        ));
+    }
+    let pool = match (&file.pool, &file.neighbours) {
+        (Some(table), neighbours) => Some(resolve_pool(
+            table,
+            neighbours.as_deref().unwrap_or_default(),
+        )?),
+        (None, Some(_)) => {
+            return Err((
+                "neighbours".into(),
+                "need a [pool]: neighbours share its connections".into(),
+            ));
+        }
+        (None, None) => None,
+    };
+    Ok(Features {
+        client,
+        batching,
+        pool,
+    })
+}
+
+fn resolve_client(table: &ClientTable) -> Result<ClientPolicy, FieldError> {
+    let timeout_ms = table.timeout_ms.ok_or_else(|| {
+        (
+            "client.timeout_ms".to_owned(),
+            "missing: how long a client waits, in ms".to_owned(),
+        )
+    })?;
+    let timeout_ms = number(timeout_ms, Min::Above(0.0), MAX_HOLD_MS)
+        .map_err(|m| ("client.timeout_ms".to_owned(), m))?;
+    let on_timeout = match table.on_timeout.as_deref().unwrap_or("cancel") {
+        "cancel" => OnTimeout::Cancel,
+        "orphan" => OnTimeout::Orphan,
+        other => {
+            return Err((
+                "client.on_timeout".into(),
+                format!(
+                    "unknown {other:?}: allowed are cancel (the database abandons the update) and orphan (it still runs)"
+                ),
+            ));
+        }
+    };
+    let retries = table.retries.unwrap_or(0);
+    if retries > MAX_RETRIES {
+        return Err((
+            "client.retries".into(),
+            format!("must be from 0 to {MAX_RETRIES}, got {retries}"),
+        ));
+    }
+    let backoff_ms = number(
+        table.backoff_ms.unwrap_or(10.0),
+        Min::AtLeast(0.0),
+        MAX_HOLD_MS,
+    )
+    .map_err(|m| ("client.backoff_ms".to_owned(), m))?;
+    Ok(ClientPolicy {
+        timeout: ms_f64_to_ns(timeout_ms),
+        on_timeout,
+        retries,
+        backoff: ms_f64_to_ns(backoff_ms),
+        idempotent: table.idempotent.unwrap_or(true),
+    })
+}
+
+fn resolve_batching(
+    table: &BatchingTable,
+    hold: &HoldDist,
+    horizon: SimTime,
+) -> Result<Batching, FieldError> {
+    let servers = table.servers.ok_or_else(|| {
+        (
+            "batching.servers".to_owned(),
+            "missing: how many app servers batch likes".to_owned(),
+        )
+    })?;
+    if servers == 0 || servers > MAX_SERVERS {
+        return Err((
+            "batching.servers".into(),
+            format!("must be from 1 to {MAX_SERVERS}, got {servers}"),
+        ));
+    }
+    let flush_ms = table.flush_ms.ok_or_else(|| {
+        (
+            "batching.flush_ms".to_owned(),
+            "missing: how often each server flushes, in ms".to_owned(),
+        )
+    })?;
+    let flush_ms = number(flush_ms, Min::Above(0.0), MAX_HOLD_MS)
+        .map_err(|m| ("batching.flush_ms".to_owned(), m))?;
+    let mut crashes = Vec::new();
+    for (i, crash) in table.crash.iter().flatten().enumerate() {
+        let field = |name: &str| format!("batching.crash[{i}].{name}");
+        let at_s = number(crash.at_s, Min::AtLeast(0.0), MAX_DURATION_S)
+            .map_err(|m| (field("at_s"), m))?;
+        let at = s_f64_to_ns(at_s);
+        if at >= horizon {
+            return Err((
+                field("at_s"),
+                format!(
+                    "must be within the simulated period ({} s), got {at_s}",
+                    horizon as f64 / 1e9
+                ),
+            ));
+        }
+        if crash.servers == 0 || crash.servers > servers {
+            return Err((
+                field("servers"),
+                format!(
+                    "must be from 1 to batching.servers ({servers}), got {}",
+                    crash.servers
+                ),
+            ));
+        }
+        crashes.push(Crash {
+            at,
+            servers: crash.servers,
+        });
+    }
+    crashes.sort_by_key(|c| c.at);
+    Ok(Batching {
+        servers,
+        flush: ms_f64_to_ns(flush_ms).max(1),
+        crashes,
+        hold: hold.clone(),
+    })
+}
+
+fn resolve_pool(table: &PoolTable, neighbours: &[NeighbourTable]) -> Result<Pool, FieldError> {
+    let size = table.size.ok_or_else(|| {
+        (
+            "pool.size".to_owned(),
+            "missing: how many connections the pool has".to_owned(),
+        )
+    })?;
+    if size == 0 || size > MAX_POOL {
+        return Err((
+            "pool.size".into(),
+            format!("must be from 1 to {MAX_POOL}, got {size}"),
+        ));
+    }
+    let mut resolved: Vec<Neighbour> = Vec::new();
+    for (i, neighbour) in neighbours.iter().enumerate() {
+        let field = |name: &str| format!("neighbours[{i}].{name}");
+        let name_ok = !neighbour.name.is_empty()
+            && neighbour.name.len() <= 100
+            && !neighbour.name.contains([',', '"', '\n']);
+        if !name_ok {
+            return Err((
+                field("name"),
+                "must be 1 to 100 characters without commas, quotes or line breaks".into(),
+            ));
+        }
+        if resolved.iter().any(|n| n.name == neighbour.name) {
+            return Err((
+                field("name"),
+                format!("{:?} is used twice: names must differ", neighbour.name),
+            ));
+        }
+        let rate = number(neighbour.rate_per_s, Min::AtLeast(0.0), MAX_RATE_PER_S)
+            .map_err(|m| (field("rate_per_s"), m))?;
+        let hold_ms = number(neighbour.hold_ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+            .map_err(|m| (field("hold_ms"), m))?;
+        resolved.push(Neighbour {
+            name: neighbour.name.clone(),
+            rate_per_s: rate,
+            hold: ms_f64_to_ns(hold_ms),
+        });
+    }
+    if resolved.len() > usize::from(u16::MAX - 1) {
+        return Err(("neighbours".into(), "too many neighbour endpoints".into()));
+    }
+    Ok(Pool {
+        size,
+        neighbours: resolved,
+    })
 }

@@ -6,7 +6,7 @@ use crate::model::SimTime;
 use super::waits::WaitStats;
 
 /// One window of the time series; window `k` covers `[k·window, (k+1)·window)`. Kept small
-/// (40 bytes), as a run holds one per window.
+/// (48 bytes), as a run holds one per window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRow {
     /// Increments that arrived in the window.
@@ -15,6 +15,8 @@ pub struct WindowRow {
     pub started: u64,
     /// Increments arrived but not yet started at the window's end.
     pub backlog: u64,
+    /// Likes held in batching servers' memory, not yet flushed, at the window's end.
+    pub at_risk: u64,
     wait_p99_ns: SimTime,
     wait_max_ns: SimTime,
 }
@@ -82,12 +84,14 @@ impl WindowSeries {
         self.started += 1;
     }
 
-    /// Closes the current window with the backlog at its end and opens the next.
-    pub fn close_window(&mut self, backlog: u64) {
+    /// Closes the current window with the backlog and the counts at risk at its end, and opens
+    /// the next.
+    pub fn close_window(&mut self, backlog: u64, at_risk: u64) {
         self.rows.push(WindowRow {
             arrivals: self.arrivals,
             started: self.started,
             backlog,
+            at_risk,
             wait_p99_ns: self.waits.quantile_ns(0.99),
             wait_max_ns: self.waits.max_ns(),
         });

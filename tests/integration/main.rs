@@ -2,6 +2,7 @@
 //! command line and the shipped scenarios.
 
 mod cli;
+mod clients;
 mod common;
 mod determinism;
 mod model;

@@ -100,6 +100,7 @@ fn arrivals() -> impl Strategy<Value = Vec<Arrival>> {
                         random_bits,
                         user,
                         key,
+                        endpoint: 0,
                     }
                 })
                 .collect()
@@ -129,6 +130,8 @@ proptest! {
             window_count: horizon.div_ceil(window) as usize,
             key_hint: 1,
             measure_from: 0,
+            features: Default::default(),
+            seed: 1,
         };
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {
@@ -196,7 +199,7 @@ proptest! {
                 continue;
             }
             now[key as usize] += step;
-            let arrival = Arrival { at: now[key as usize], hold, random_bits: 0, user: 0, key: u32::from(key) };
+            let arrival = Arrival { at: now[key as usize], hold, random_bits: 0, user: 0, key: u32::from(key), endpoint: 0 };
             let (_, start) = reference.increment(&arrival);
             prop_assert_eq!(counter.increment(&name, arrival.at), Ok(start - arrival.at));
         }

@@ -1,0 +1,457 @@
+//! The engine's optional behaviours (see [`super::clients`]): the state they keep, how an
+//! attempt, a retry, a flush, a crash and a neighbour's request run on the engine's clock,
+//! and the figures they report. Without any of them the engine never enters this module.
+
+use std::sync::Arc;
+
+use rand::Rng;
+
+use super::clients::{Attempt, ClientCounts, Features, OnTimeout};
+use super::engine::{Arrival, Engine, EngineConfig, Event, Observer};
+use super::random::{SimRng, Stream, bounded, stream_rng};
+use super::rows::{FreeHeap, Grant};
+use super::time::SimTime;
+use crate::stats::WaitStats;
+
+/// The figures of the optional behaviours for one shard count.
+#[derive(Debug, Clone)]
+pub struct ExtendedRun {
+    /// Timeouts and retries.
+    pub client: Option<ClientRun>,
+    /// Write batching.
+    pub batching: Option<BatchRun>,
+    /// The connection pool.
+    pub pool: Option<PoolRun>,
+}
+
+/// What the clients experienced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientRun {
+    /// The counts.
+    pub counts: ClientCounts,
+    /// The rows' final total minus the likes that ran: likes counted twice.
+    pub drift: u64,
+}
+
+/// What write batching did.
+#[derive(Debug, Clone)]
+pub struct BatchRun {
+    /// Likes that reached an app server.
+    pub likes: u64,
+    /// Flush updates sent to the database (one per server and key with counts).
+    pub db_writes: u64,
+    /// Likes carried by those flushes.
+    pub flushed_likes: u64,
+    /// Likes lost in crashes.
+    pub lost: u64,
+    /// Likes still in servers' memory at the end.
+    pub pending: u64,
+    /// Delay from a like to the commit of the flush that counted it (likes whose flush
+    /// committed by the end).
+    pub delays: WaitStats,
+    /// Likes held in memory, averaged over time.
+    pub at_risk_mean: f64,
+    /// Most likes held in memory at once.
+    pub at_risk_max: u64,
+}
+
+/// What the connection pool did.
+#[derive(Debug, Clone)]
+pub struct PoolRun {
+    /// Each neighbour endpoint's name and its requests' waits for a connection.
+    pub neighbour_waits: Vec<(String, WaitStats)>,
+    /// The likes' waits for a connection (part of their wait).
+    pub like_waits: WaitStats,
+}
+
+/// Likes held by one batching server: (key, arrival time).
+type Memory = Vec<(u32, SimTime)>;
+
+/// The state of the optional behaviours.
+#[derive(Debug)]
+pub(super) struct Extension {
+    features: Arc<Features>,
+    pool: Option<FreeHeap>,
+    /// Attempts waiting for their retry time, indexed by `Event::Retry`.
+    retry_slab: Vec<Attempt>,
+    free_slab: Vec<u32>,
+    retry_rng: SimRng,
+    server_rng: SimRng,
+    hold_rng: SimRng,
+    slot_rng: SimRng,
+    servers: Vec<Memory>,
+    counts: ClientCounts,
+    batch_likes: u64,
+    db_writes: u64,
+    flushed_likes: u64,
+    lost: u64,
+    delays: WaitStats,
+    at_risk: u64,
+    at_risk_max: u64,
+    /// ∫ at_risk dt in likes × ns, up to `at_risk_since`.
+    at_risk_area: u128,
+    at_risk_since: SimTime,
+    neighbour_waits: Vec<WaitStats>,
+    like_connection_waits: WaitStats,
+}
+
+impl Extension {
+    pub(super) fn new(config: &EngineConfig) -> Extension {
+        let features = Arc::clone(&config.features);
+        let servers = features.batching.as_ref().map_or(0, |b| b.servers as usize);
+        let neighbours = features.pool.as_ref().map_or(0, |p| p.neighbours.len());
+        Extension {
+            pool: features.pool.as_ref().map(|pool| FreeHeap::new(pool.size)),
+            retry_slab: Vec::new(),
+            free_slab: Vec::new(),
+            retry_rng: stream_rng(config.seed, Stream::Retries),
+            server_rng: stream_rng(config.seed, Stream::Servers),
+            hold_rng: stream_rng(config.seed, Stream::FlushHolds),
+            slot_rng: stream_rng(config.seed, Stream::EngineSlots),
+            servers: vec![Vec::new(); servers],
+            counts: ClientCounts::default(),
+            batch_likes: 0,
+            db_writes: 0,
+            flushed_likes: 0,
+            lost: 0,
+            delays: WaitStats::new(),
+            at_risk: 0,
+            at_risk_max: 0,
+            at_risk_area: 0,
+            at_risk_since: 0,
+            neighbour_waits: vec![WaitStats::new(); neighbours],
+            like_connection_waits: WaitStats::new(),
+            features,
+        }
+    }
+
+    /// Changes the likes at risk at `now`, keeping the time integral.
+    fn change_at_risk(&mut self, now: SimTime, added: u64, removed: u64) {
+        self.at_risk_area += u128::from(self.at_risk) * u128::from(now - self.at_risk_since);
+        self.at_risk_since = now;
+        self.at_risk = self.at_risk + added - removed;
+        self.at_risk_max = self.at_risk_max.max(self.at_risk);
+    }
+}
+
+impl<O: Observer> Engine<O> {
+    /// Likes held in batching servers' memory now (0 without batching).
+    pub(super) fn at_risk(&self) -> u64 {
+        self.ext.as_ref().map_or(0, |ext| ext.at_risk)
+    }
+
+    /// Schedules every batching server's first flush and every crash.
+    pub(super) fn schedule_batching(&mut self) {
+        let Some(batching) = self.ext.as_ref().and_then(|e| e.features.batching.clone()) else {
+            return;
+        };
+        for server in 0..batching.servers {
+            let first = batching.flush * u64::from(server + 1) / u64::from(batching.servers);
+            if first < self.config.horizon {
+                self.calendar.schedule(first, Event::Flush(server));
+            }
+        }
+        for crash in batching
+            .crashes
+            .iter()
+            .filter(|c| c.at < self.config.horizon)
+        {
+            self.calendar
+                .schedule(crash.at, Event::Crash(crash.servers));
+        }
+    }
+
+    /// An arrival when some behaviour is on: a neighbour's request, a like for a batching
+    /// server, or a like's first attempt.
+    pub(super) fn extended_arrival(&mut self, arrival: &Arrival) {
+        if arrival.endpoint > 0 {
+            self.neighbour_request(usize::from(arrival.endpoint - 1), arrival.hold);
+            return;
+        }
+        if self.features().batching.is_some() {
+            self.batch_like(arrival);
+            return;
+        }
+        let ext = self
+            .ext
+            .as_mut()
+            .expect("extended arrivals have an extension");
+        ext.counts.likes += 1;
+        let attempt = Attempt {
+            key: arrival.key,
+            user: arrival.user,
+            hold: arrival.hold,
+            amount: 1,
+            retry: 0,
+            executed_before: false,
+            is_like: true,
+        };
+        self.attempt(attempt, arrival.random_bits);
+    }
+
+    /// A retry, flush or crash falling due.
+    pub(super) fn handle_extended_event(&mut self, event: Event) {
+        match event {
+            Event::Retry(index) => {
+                let ext = self.ext.as_mut().expect("retries have an extension");
+                let attempt = ext.retry_slab[index as usize];
+                ext.free_slab.push(index);
+                let random_bits = ext.slot_rng.next_u64();
+                self.attempt(attempt, random_bits);
+            }
+            Event::Flush(server) => self.flush(server),
+            Event::Crash(servers) => self.crash(servers),
+            Event::Abandon => unreachable!("handled by the engine"),
+        }
+    }
+
+    fn features(&self) -> &Features {
+        &self.ext.as_ref().expect("an extension").features
+    }
+
+    /// Sends one request to the database now: it waits for a connection (with a pool) and
+    /// then for its row. Returns the start of its hold if it runs.
+    fn attempt(&mut self, attempt: Attempt, random_bits: u64) -> Option<SimTime> {
+        let now = self.now;
+        let ext = self.ext.as_mut().expect("attempts have an extension");
+        let connected = ext
+            .pool
+            .as_ref()
+            .map_or(now, |pool| pool.earliest().max(now));
+        let choice = self.rows.choose(attempt.key, random_bits, attempt.user);
+        let start = connected.max(choice.free_at);
+        let client = ext.features.client;
+        let deadline = client.as_ref().map(|c| now.saturating_add(c.timeout));
+        let timed_out = deadline.is_some_and(|d| start > d);
+        let measured = now >= self.config.measure_from;
+        if attempt.is_like {
+            ext.counts.attempts += 1;
+            ext.counts.timeouts += u64::from(timed_out);
+        }
+        if let (true, Some(client), Some(deadline)) = (timed_out, &client, deadline)
+            && client.on_timeout == OnTimeout::Cancel
+        {
+            // Abandoned at the deadline: it never takes its row, and holds a connection only
+            // if it got one before giving up.
+            if let Some(pool) = ext.pool.as_mut().filter(|_| connected <= deadline) {
+                pool.take_earliest(deadline);
+            }
+            if measured {
+                self.arrivals += 1;
+            }
+            self.enter_backlog(measured);
+            self.calendar.schedule(deadline, Event::Abandon);
+            self.fail(attempt, deadline);
+            return None;
+        }
+        let end = start.saturating_add(attempt.hold);
+        if let Some(pool) = ext.pool.as_mut() {
+            pool.take_earliest(end);
+            if attempt.is_like && measured {
+                ext.like_connection_waits.record(connected - now);
+            }
+        }
+        let idempotent = client.as_ref().is_some_and(|c| c.idempotent);
+        let amount = if attempt.executed_before && idempotent {
+            0
+        } else {
+            attempt.amount
+        };
+        if attempt.is_like {
+            let counts = &mut ext.counts;
+            counts.executions += 1;
+            if attempt.executed_before {
+                counts.duplicates += 1;
+            } else {
+                counts.distinct_executed += 1;
+            }
+            if !timed_out {
+                counts.succeeded += 1;
+            }
+        }
+        self.rows.occupy(choice, end, amount);
+        self.record_update(now, start, attempt.hold, measured);
+        let arrival = Arrival {
+            at: now,
+            hold: attempt.hold,
+            random_bits,
+            user: attempt.user,
+            key: attempt.key,
+            endpoint: 0,
+        };
+        let grant = Grant {
+            slot: choice.slot,
+            start,
+        };
+        self.observer.on_increment(&arrival, &grant, &self.rows);
+        if let (true, Some(deadline)) = (timed_out, deadline) {
+            // An orphan: the update runs, but the client has already given up.
+            self.fail(
+                Attempt {
+                    executed_before: true,
+                    ..attempt
+                },
+                deadline,
+            );
+        }
+        Some(start)
+    }
+
+    /// The like of `attempt` failed for its client at `at`: retry after a jittered backoff,
+    /// or give up for good.
+    fn fail(&mut self, attempt: Attempt, at: SimTime) {
+        let ext = self.ext.as_mut().expect("failures have an extension");
+        let Some(client) = ext.features.client.as_ref() else {
+            return;
+        };
+        if attempt.retry >= client.retries {
+            ext.counts.failed += 1;
+            return;
+        }
+        let cap = client.backoff.saturating_mul(1u64 << attempt.retry.min(40));
+        let jitter = if cap == 0 {
+            0
+        } else {
+            bounded(ext.retry_rng.next_u64(), cap + 1)
+        };
+        let retry = Attempt {
+            retry: attempt.retry + 1,
+            ..attempt
+        };
+        let index = match ext.free_slab.pop() {
+            Some(index) => {
+                ext.retry_slab[index as usize] = retry;
+                index
+            }
+            None => {
+                ext.retry_slab.push(retry);
+                (ext.retry_slab.len() - 1) as u32
+            }
+        };
+        self.calendar
+            .schedule(at.saturating_add(jitter), Event::Retry(index));
+    }
+
+    /// A neighbour endpoint's request: it waits only for a connection.
+    fn neighbour_request(&mut self, index: usize, hold: SimTime) {
+        let now = self.now;
+        let measured = now >= self.config.measure_from;
+        let ext = self.ext.as_mut().expect("neighbours have an extension");
+        let pool = ext.pool.as_mut().expect("neighbours need a pool");
+        let connected = pool.earliest().max(now);
+        pool.take_earliest(connected.saturating_add(hold));
+        if measured {
+            ext.neighbour_waits[index].record(connected - now);
+        }
+    }
+
+    /// A like lands in a random batching server's memory.
+    fn batch_like(&mut self, arrival: &Arrival) {
+        let now = self.now;
+        let ext = self.ext.as_mut().expect("batching has an extension");
+        let servers = ext.servers.len() as u64;
+        let server = bounded(ext.server_rng.next_u64(), servers) as usize;
+        ext.servers[server].push((arrival.key, arrival.at));
+        ext.batch_likes += 1;
+        ext.change_at_risk(now, 1, 0);
+    }
+
+    /// A server sends one `+k` update per key it holds, and schedules its next flush.
+    fn flush(&mut self, server: u32) {
+        let now = self.now;
+        let ext = self.ext.as_mut().expect("batching has an extension");
+        let batching = ext
+            .features
+            .batching
+            .clone()
+            .expect("flushes come from batching");
+        let mut memory = std::mem::take(&mut ext.servers[server as usize]);
+        ext.change_at_risk(now, 0, memory.len() as u64);
+        memory.sort_by_key(|&(key, at)| (key, at));
+        for group in memory.chunk_by(|a, b| a.0 == b.0) {
+            let ext = self.ext.as_mut().expect("batching has an extension");
+            let hold = batching.hold.sample(&mut ext.hold_rng);
+            let random_bits = ext.slot_rng.next_u64();
+            ext.db_writes += 1;
+            ext.flushed_likes += group.len() as u64;
+            let attempt = Attempt {
+                key: group[0].0,
+                user: u64::from(server),
+                hold,
+                amount: group.len() as u64,
+                retry: 0,
+                executed_before: false,
+                is_like: false,
+            };
+            let start = self
+                .attempt(attempt, random_bits)
+                .expect("flushes have no timeout");
+            let committed = start.saturating_add(hold);
+            if committed <= self.config.horizon {
+                let ext = self.ext.as_mut().expect("batching has an extension");
+                for &(_, at) in group {
+                    ext.delays.record(committed - at);
+                }
+            }
+        }
+        memory.clear();
+        let ext = self.ext.as_mut().expect("batching has an extension");
+        ext.servers[server as usize] = memory;
+        let next = now.saturating_add(batching.flush);
+        if next < self.config.horizon {
+            self.calendar.schedule(next, Event::Flush(server));
+        }
+    }
+
+    /// The first `servers` batching servers lose what they hold.
+    fn crash(&mut self, servers: u32) {
+        let now = self.now;
+        let ext = self.ext.as_mut().expect("batching has an extension");
+        let mut lost = 0;
+        for memory in ext.servers.iter_mut().take(servers as usize) {
+            lost += memory.len() as u64;
+            memory.clear();
+        }
+        ext.lost += lost;
+        ext.change_at_risk(now, 0, lost);
+    }
+
+    /// The figures of the behaviours that are on.
+    pub(super) fn finish_extension(&mut self) -> Option<ExtendedRun> {
+        let horizon = self.config.horizon;
+        let rows_total = self.rows.grand_total();
+        let ext = self.ext.as_mut()?;
+        ext.change_at_risk(horizon, 0, 0);
+        let live_retries = (ext.retry_slab.len() - ext.free_slab.len()) as u64;
+        ext.counts.pending = live_retries;
+        let features = Arc::clone(&ext.features);
+        let client = features.client.as_ref().map(|_| ClientRun {
+            counts: ext.counts,
+            drift: rows_total.saturating_sub(ext.counts.distinct_executed),
+        });
+        let batching = features.batching.as_ref().map(|_| BatchRun {
+            likes: ext.batch_likes,
+            db_writes: ext.db_writes,
+            flushed_likes: ext.flushed_likes,
+            lost: ext.lost,
+            pending: ext.servers.iter().map(|m| m.len() as u64).sum(),
+            delays: ext.delays.clone(),
+            at_risk_mean: ext.at_risk_area as f64 / horizon.max(1) as f64,
+            at_risk_max: ext.at_risk_max,
+        });
+        let pool = features.pool.as_ref().map(|pool| PoolRun {
+            neighbour_waits: pool
+                .neighbours
+                .iter()
+                .zip(&ext.neighbour_waits)
+                .map(|(n, waits)| (n.name.clone(), waits.clone()))
+                .collect(),
+            like_waits: ext.like_connection_waits.clone(),
+        });
+        Some(ExtendedRun {
+            client,
+            batching,
+            pool,
+        })
+    }
+}

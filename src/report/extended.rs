@@ -1,0 +1,296 @@
+//! The figures of timeouts, retries, batching and the connection pool for one shard count:
+//! means over replications of the counts, and pooled waits. Shared by the CSV files, the
+//! terminal, the report page and the charts.
+
+use crate::model::ShardRun;
+use crate::scenario::Scenario;
+use crate::stats::{WaitStats, WaitSummary};
+
+/// What clients experienced (means over replications; whole simulated period).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ClientSummary {
+    /// Original likes.
+    pub likes: f64,
+    /// Attempts, retries included.
+    pub attempts: f64,
+    /// Attempts that waited past the timeout.
+    pub timeouts: f64,
+    /// Likes that failed for the user after their last retry.
+    pub failed: f64,
+    /// Likes whose client got a success.
+    pub succeeded: f64,
+    /// Likes with a retry still scheduled at the end.
+    pub pending: f64,
+    /// Executions of a like beyond its first.
+    pub duplicates: f64,
+    /// Final count minus the likes that ran.
+    pub drift: f64,
+    /// Attempts per original like.
+    pub amplification: f64,
+    /// Successful likes per second.
+    pub goodput_per_s: f64,
+    /// Attempts per second.
+    pub attempts_per_s: f64,
+    /// Original likes per second.
+    pub likes_per_s: f64,
+}
+
+/// What write batching did (means over replications; whole simulated period).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BatchSummary {
+    /// Likes that reached an app server.
+    pub likes: f64,
+    /// Flush updates sent to the database.
+    pub db_writes: f64,
+    /// Database writes per second.
+    pub db_writes_per_s: f64,
+    /// Likes per second.
+    pub likes_per_s: f64,
+    /// Likes carried by flushes.
+    pub flushed: f64,
+    /// Likes lost in crashes.
+    pub lost: f64,
+    /// Likes still in memory at the end.
+    pub pending: f64,
+    /// Likes held in memory, time-averaged.
+    pub at_risk_mean: f64,
+    /// Most likes held in memory at once.
+    pub at_risk_max: f64,
+    /// Delay from a like to its flush's commit (all replications pooled).
+    pub delay: WaitSummary,
+}
+
+/// What the connection pool did (waits pooled over replications; measured period).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PoolSummary {
+    /// Likes' waits for a connection.
+    pub like_wait: WaitSummary,
+    /// Every neighbour request's wait for a connection.
+    pub neighbour_wait: WaitSummary,
+    /// Each neighbour endpoint's name, requests and waits.
+    pub neighbours: Vec<(String, WaitSummary)>,
+}
+
+/// The optional behaviours' figures.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExtendedSummary {
+    /// Timeouts and retries.
+    pub client: Option<ClientSummary>,
+    /// Write batching.
+    pub batching: Option<BatchSummary>,
+    /// The connection pool.
+    pub pool: Option<PoolSummary>,
+}
+
+/// The figures of `runs` (one shard count's replications), when the scenario has any of the
+/// behaviours.
+pub fn summarize_extended(scenario: &Scenario, runs: &[ShardRun]) -> Option<ExtendedSummary> {
+    let extended: Vec<_> = runs
+        .iter()
+        .filter_map(|run| run.extended.as_ref())
+        .collect();
+    if extended.is_empty() {
+        return None;
+    }
+    let duration_s = scenario.duration_s();
+    let n = extended.len() as f64;
+    let mean = |value: &dyn Fn(usize) -> Option<f64>| -> f64 {
+        (0..extended.len()).filter_map(value).sum::<f64>() / n
+    };
+    let client = extended[0].client.map(|_| {
+        let field = |get: fn(&crate::model::clients::ClientCounts) -> u64| {
+            mean(&|i| extended[i].client.map(|c| get(&c.counts) as f64))
+        };
+        let likes = field(|c| c.likes);
+        let attempts = field(|c| c.attempts);
+        let succeeded = field(|c| c.succeeded);
+        ClientSummary {
+            likes,
+            attempts,
+            timeouts: field(|c| c.timeouts),
+            failed: field(|c| c.failed),
+            succeeded,
+            pending: field(|c| c.pending),
+            duplicates: field(|c| c.duplicates),
+            drift: mean(&|i| extended[i].client.map(|c| c.drift as f64)),
+            amplification: if likes > 0.0 { attempts / likes } else { 0.0 },
+            goodput_per_s: succeeded / duration_s,
+            attempts_per_s: attempts / duration_s,
+            likes_per_s: likes / duration_s,
+        }
+    });
+    let batching = extended[0].batching.as_ref().map(|_| {
+        let field = |get: fn(&crate::model::BatchRun) -> f64| {
+            mean(&|i| extended[i].batching.as_ref().map(get))
+        };
+        let mut delays = WaitStats::new();
+        for run in &extended {
+            if let Some(batch) = &run.batching {
+                delays += &batch.delays;
+            }
+        }
+        let likes = field(|b| b.likes as f64);
+        let db_writes = field(|b| b.db_writes as f64);
+        BatchSummary {
+            likes,
+            db_writes,
+            db_writes_per_s: db_writes / duration_s,
+            likes_per_s: likes / duration_s,
+            flushed: field(|b| b.flushed_likes as f64),
+            lost: field(|b| b.lost as f64),
+            pending: field(|b| b.pending as f64),
+            at_risk_mean: field(|b| b.at_risk_mean),
+            at_risk_max: field(|b| b.at_risk_max as f64),
+            delay: delays.summary(),
+        }
+    });
+    let pool = extended[0].pool.as_ref().map(|first| {
+        let mut like_waits = WaitStats::new();
+        let mut all = WaitStats::new();
+        let mut each: Vec<WaitStats> = vec![WaitStats::new(); first.neighbour_waits.len()];
+        for run in &extended {
+            let Some(pool) = &run.pool else { continue };
+            like_waits += &pool.like_waits;
+            for (index, (_, waits)) in pool.neighbour_waits.iter().enumerate() {
+                each[index] += waits;
+                all += waits;
+            }
+        }
+        PoolSummary {
+            like_wait: like_waits.summary(),
+            neighbour_wait: all.summary(),
+            neighbours: first
+                .neighbour_waits
+                .iter()
+                .zip(&each)
+                .map(|((name, _), waits)| (name.clone(), waits.summary()))
+                .collect(),
+        }
+    });
+    Some(ExtendedSummary {
+        client,
+        batching,
+        pool,
+    })
+}
+
+/// A small table of text cells for the terminal and the report page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// What the table shows.
+    pub title: String,
+    /// Column headings.
+    pub header: Vec<String>,
+    /// One row per shard count.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The tables of the behaviours the scenario has (none without them).
+pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
+    use crate::report::summary::compact;
+    let ms = |ns: u64| compact(ns as f64 / 1e6);
+    let mut tables = Vec::new();
+    let each = |get: &dyn Fn(&ExtendedSummary) -> Option<Vec<String>>| -> Option<Vec<Vec<String>>> {
+        rows.iter()
+            .map(|row| {
+                let cells = get(row.extended.as_ref()?)?;
+                Some(
+                    std::iter::once(row.shards.to_string())
+                        .chain(cells)
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let client_rows = each(&|e| {
+        e.client.map(|c| {
+            vec![
+                format!("{:.2}", c.amplification),
+                compact(c.timeouts),
+                compact(c.failed),
+                compact(c.succeeded),
+                compact(c.pending),
+                compact(c.duplicates),
+                compact(c.drift),
+                compact(c.goodput_per_s),
+            ]
+        })
+    });
+    if let Some(table_rows) = client_rows {
+        tables.push(Table {
+            title: "clients: timeouts and retries".into(),
+            header: [
+                "shards",
+                "attempts/like",
+                "timeouts",
+                "failed",
+                "succeeded",
+                "pending",
+                "duplicates",
+                "drift",
+                "goodput/s",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: table_rows,
+        });
+    }
+    let batching_rows = each(&|e| {
+        e.batching.as_ref().map(|b| {
+            vec![
+                compact(b.likes_per_s),
+                compact(b.db_writes_per_s),
+                ms(b.delay.p50_ns),
+                ms(b.delay.p99_ns),
+                compact(b.at_risk_mean),
+                compact(b.at_risk_max),
+                compact(b.lost),
+            ]
+        })
+    });
+    if let Some(table_rows) = batching_rows {
+        tables.push(Table {
+            title: "write batching".into(),
+            header: [
+                "shards",
+                "likes/s",
+                "db writes/s",
+                "count delay p50 ms",
+                "p99 ms",
+                "at risk mean",
+                "at risk max",
+                "lost",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: table_rows,
+        });
+    }
+    let pool_rows = each(&|e| {
+        e.pool.as_ref().map(|p| {
+            std::iter::once(ms(p.like_wait.p99_ns))
+                .chain(p.neighbours.iter().map(|(_, w)| ms(w.p99_ns)))
+                .collect()
+        })
+    });
+    if let (Some(table_rows), Some(pool)) = (
+        pool_rows,
+        rows.first()
+            .and_then(|r| r.extended.as_ref()?.pool.as_ref()),
+    ) {
+        let header = ["shards".to_owned(), "likes p99 ms".to_owned()]
+            .into_iter()
+            .chain(
+                pool.neighbours
+                    .iter()
+                    .map(|(name, _)| format!("{name} p99 ms")),
+            )
+            .collect();
+        tables.push(Table {
+            title: "connection pool: waits for a connection".into(),
+            header,
+            rows: table_rows,
+        });
+    }
+    tables
+}
