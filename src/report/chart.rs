@@ -80,7 +80,7 @@ pub fn render_all(
     });
     let waits = WaitsFigure { scenario, rows };
     let backlog = BacklogFigure { scenario, runs };
-    let throughput = ThroughputFigure { scenario, rows };
+    let throughput = throughput_figure(scenario, rows);
     let over_time = WaitOverTimeFigure { scenario, runs };
     let mut figures: Vec<(&'static str, &dyn Figure)> = vec![
         ("waits", &waits),
@@ -653,62 +653,36 @@ impl BacklogFigure<'_> {
     }
 }
 
-struct ThroughputFigure<'a> {
-    scenario: &'a Scenario,
-    rows: &'a [SummaryRow],
-}
-figure!(ThroughputFigure);
-
-impl ThroughputFigure<'_> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        root.fill(&WHITE)?;
-        let series: [Series<f64>; 4] = [
+/// Offered rate, achieved throughput and ceiling against shard count.
+fn throughput_figure<'a>(scenario: &'a Scenario, rows: &'a [SummaryRow]) -> ShardLinesFigure<'a> {
+    let of = |value: fn(&SummaryRow) -> f64| rows.iter().map(value).collect();
+    ShardLinesFigure {
+        scenario,
+        rows,
+        what: "throughput against shard count",
+        y_desc: "increments per second",
+        series: vec![
             (
-                "ceiling (shards ÷ mean hold)",
-                |r| r.ceiling_per_s,
+                "ceiling (shards ÷ mean hold)".into(),
+                of(|r| r.ceiling_per_s),
                 Mark::Line(PALETTE[7]),
             ),
             (
-                "peak offered",
-                |r| r.peak_offered_per_s,
+                "peak offered".into(),
+                of(|r| r.peak_offered_per_s),
                 Mark::Line(PALETTE[3]),
             ),
             (
-                "achieved throughput",
-                |r| r.throughput_per_s,
+                "achieved throughput".into(),
+                of(|r| r.throughput_per_s),
                 Mark::Line(PALETTE[0]),
             ),
             (
-                "mean offered",
-                |r| r.offered_per_s,
+                "mean offered".into(),
+                of(|r| r.offered_per_s),
                 Mark::Dashed(PALETTE[1]),
             ),
-        ];
-        let y = Axis::fit(
-            self.rows
-                .iter()
-                .flat_map(|r| series.iter().map(move |s| (s.1)(r))),
-        );
-        let mut legend = Legend::default();
-        for (name, _, mark) in &series {
-            legend.add(*name, *mark);
-        }
-        let (plot_area, legend_area) = legend.split(root);
-        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
-        let caption = title(self.scenario, "throughput against shard count");
-        let mut chart = build(&plot_area, caption, shard_range(&shards), y.range(), false)?;
-        let y_desc = format!("increments per second{}", y.note());
-        draw_mesh(
-            &mut chart,
-            "shards (rows per key, log scale)",
-            &y_desc,
-            &|v| shard_label(*v),
-            &|v| y.label(*v),
-        )?;
-        for (_, value, mark) in series {
-            draw_marked(&mut chart, shard_points(self.rows, value, y), mark)?;
-        }
-        legend.draw(&legend_area)
+        ],
     }
 }
 

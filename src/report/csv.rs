@@ -163,30 +163,25 @@ fn extended_fields(row: &SummaryRow) -> [String; 23] {
     let b = |get: fn(&super::extended::BatchSummary) -> f64| {
         batching.map(|b| number(get(b))).unwrap_or_default()
     };
-    let likes = match (client, batching) {
-        (Some(c), _) => number(c.likes),
-        (None, Some(b)) => number(b.likes),
-        _ => String::new(),
-    };
-    let likes_per_s = match (client, batching) {
-        (Some(c), _) => number(c.likes_per_s),
-        (None, Some(b)) => number(b.likes_per_s),
-        _ => String::new(),
+    // Likes and pending likes come from the clients or, with batching, the app servers.
+    let either = |from_client: fn(&super::extended::ClientSummary) -> f64,
+                  from_batching: fn(&super::extended::BatchSummary) -> f64| {
+        match (client, batching) {
+            (Some(c), _) => number(from_client(&c)),
+            (None, Some(b)) => number(from_batching(b)),
+            _ => String::new(),
+        }
     };
     [
-        likes,
-        likes_per_s,
+        either(|c| c.likes, |b| b.likes),
+        either(|c| c.likes_per_s, |b| b.likes_per_s),
         c(|c| c.attempts),
         c(|c| c.attempts_per_s),
         c(|c| c.amplification),
         c(|c| c.timeouts),
         c(|c| c.failed),
         c(|c| c.succeeded),
-        match (client, batching) {
-            (Some(c), _) => number(c.pending),
-            (None, Some(b)) => number(b.pending),
-            _ => String::new(),
-        },
+        either(|c| c.pending, |b| b.pending),
         c(|c| c.duplicates),
         c(|c| c.drift),
         c(|c| c.goodput_per_s),

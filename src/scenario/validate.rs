@@ -186,6 +186,18 @@ pub(super) fn resolve(
     file.window_s = Some(window_s);
     file.replications = Some(replications);
     file.warmup_s = Some(warmup_s);
+    if let Some(client) = &features.client {
+        file.client = Some(ClientTable {
+            timeout_ms: Some(client.timeout as f64 / 1e6),
+            on_timeout: Some(match client.on_timeout {
+                OnTimeout::Cancel => "cancel".into(),
+                OnTimeout::Orphan => "orphan".into(),
+            }),
+            retries: Some(client.retries),
+            backoff_ms: Some(client.backoff as f64 / 1e6),
+            idempotent: Some(client.idempotent),
+        });
+    }
     file.duration_s = Some(horizon as f64 / NS_PER_S as f64);
     file.keys = (!is_trace).then_some(KeysTable {
         count: Some(keys.count),
