@@ -1,6 +1,6 @@
-//! Peak memory against run length: `cargo bench --bench memory -- N` simulates N increments
-//! (one key, Poisson at 12,000/s, constant 1 ms hold, 16 rows, statistics and time series on)
-//! and prints the process's peak resident memory. Statistics stream, so a 100 M increment run
+//! Peak memory against run length: `cargo bench --bench memory -- N [KEYS]` simulates N
+//! increments (Poisson at 12,000/s over one key, or KEYS Zipf keys with s = 1; constant 1 ms
+//! hold, 16 rows, statistics and time series on) and prints the process's peak resident memory. Statistics stream, so a 100 M increment run
 //! should need about what a 10 M one does (only the time series grows, by one row a second).
 
 use std::path::Path;
@@ -11,13 +11,17 @@ use shardsim::scenario::{Overrides, Scenario};
 use shardsim::sweep;
 
 fn main() {
-    let increments: u64 = std::env::args()
+    // Arguments: the number of increments, then optionally the number of Zipf keys.
+    let numbers: Vec<u64> = std::env::args()
         .skip(1)
-        .find_map(|arg| arg.parse().ok())
-        .unwrap_or(10_000_000);
+        .filter_map(|arg| arg.parse().ok())
+        .collect();
+    let increments = numbers.first().copied().unwrap_or(10_000_000);
+    let keys = numbers.get(1).copied().unwrap_or(1);
     let rate = 12_000;
     let text = format!(
-        "shards = [16]\nduration_s = {}\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = {rate}\n",
+        "shards = [16]\nduration_s = {}\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = {rate}\n\
+         [keys]\ncount = {keys}\nzipf_s = 1.0\n",
         increments / rate
     );
     let scenario = Scenario::parse(Path::new("memory.toml"), &text, &Overrides::default())
@@ -33,7 +37,8 @@ fn main() {
     let seconds = started.elapsed().as_secs_f64();
     let arrivals = runs[0].0.arrivals;
     println!(
-        "increments {arrivals}  time {seconds:.2} s  rate {:.1} M/s  peak memory {} KiB",
+        "keys {keys}  touched {}  increments {arrivals}  time {seconds:.2} s  rate {:.1} M/s  peak memory {} KiB",
+        runs[0].0.keys_touched,
         arrivals as f64 / seconds / 1e6,
         peak_rss_kib().map_or("unknown".into(), |kib| kib.to_string())
     );

@@ -160,6 +160,9 @@ fn write_outputs(
     if scenario.features.pool.is_some() {
         staging.write("neighbours.csv", &csv::neighbours_csv(rows))?;
     }
+    if scenario.key_count() > 1 {
+        staging.write("keys.csv", &csv::keys_csv(scenario, rows, &first))?;
+    }
     let charts = chart::render_all(scenario, rows, &first).map_err(anyhow::Error::msg)?;
     for chart in &charts {
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;

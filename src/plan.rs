@@ -192,7 +192,7 @@ fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
     peak.arrivals = ArrivalPlan::Poisson {
         segments: vec![RateSegment {
             end: horizon,
-            rate_per_s: base.peak_offered_per_s(),
+            rate_per_s: base.peak_total_per_s(),
         }],
     };
     peak.horizon = horizon;

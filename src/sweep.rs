@@ -43,6 +43,11 @@ pub fn engine_config(scenario: &Scenario, shards: u32, replication: u32) -> Engi
         measure_from: scenario.warmup,
         features: std::sync::Arc::clone(&scenario.features),
         seed: scenario.replication_seed(replication),
+        hot_keys: if scenario.key_count() > 1 {
+            scenario.keys.report_top
+        } else {
+            0
+        },
     }
 }
 

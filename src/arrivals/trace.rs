@@ -72,6 +72,8 @@ pub struct TraceInfo {
     pub last_at: SimTime,
     /// Most arrivals in one time-series window.
     pub peak_window_arrivals: u64,
+    /// The busiest key's share of all arrivals.
+    pub hot_key_share: f64,
 }
 
 /// Reads the whole trace once, checking every line; `horizon`, when set, must lie after the
@@ -83,6 +85,7 @@ pub fn scan(
 ) -> Result<TraceInfo, InputError> {
     let mut rows = TraceRows::open(path)?;
     let mut keys = KeyDict::default();
+    let mut per_key: Vec<u64> = Vec::new();
     let (mut arrivals, mut last_at) = (0u64, 0);
     let (mut window_index, mut window_arrivals, mut peak_window_arrivals) = (0, 0u64, 0u64);
     while let Some(row) = rows.next_row()? {
@@ -106,7 +109,11 @@ pub fn scan(
                 format!("more than {MAX_TRACE_KEYS} distinct keys"),
             ));
         }
-        keys.insert(name);
+        let id = keys.insert(name) as usize;
+        if id == per_key.len() {
+            per_key.push(0u64);
+        }
+        per_key[id] += 1;
         arrivals += 1;
         last_at = row.at;
         if row.at / window != window_index {
@@ -130,6 +137,7 @@ pub fn scan(
         arrivals,
         last_at,
         peak_window_arrivals,
+        hot_key_share: per_key.iter().copied().max().unwrap_or(0) as f64 / arrivals as f64,
     })
 }
 

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::stats::{WaitStats, WindowRow, WindowSeries};
+use crate::stats::{KeyFigures, KeyTracker, WaitStats, WindowRow, WindowSeries};
 
 use super::calendar::Calendar;
 use super::clients::Features;
@@ -63,6 +63,8 @@ pub struct EngineConfig {
     pub features: Arc<Features>,
     /// Seed of the engine's own draws (retry jitter, batching servers and flush holds).
     pub seed: u64,
+    /// How many of the hottest keys to report (0: no per-key statistics, as for one key).
+    pub hot_keys: usize,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -117,6 +119,8 @@ pub struct ShardRun {
     pub keys_touched: usize,
     /// Timeouts, retries, batching and pool figures, when the scenario has them.
     pub extended: Option<ExtendedRun>,
+    /// The hottest keys, most increments first (empty unless asked for).
+    pub hot_keys: Vec<KeyFigures>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -139,6 +143,8 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) observer: O,
     /// The optional behaviours' state; `None` keeps the exact core's fast path.
     pub(super) ext: Option<Box<Extension>>,
+    /// Per-key statistics, with many keys.
+    pub(super) keys: Option<Box<KeyTracker>>,
 }
 
 impl<O: Observer> Engine<O> {
@@ -146,6 +152,7 @@ impl<O: Observer> Engine<O> {
     pub fn new(config: EngineConfig, observer: O) -> Self {
         let mut engine = Engine {
             ext: (!config.features.is_empty()).then(|| Box::new(Extension::new(&config))),
+            keys: (config.hot_keys > 0).then(|| Box::new(KeyTracker::new())),
             rows: RowTable::new(config.shards, config.policy, config.key_hint),
             starts: Calendar::new(),
             calendar: Calendar::new(),
@@ -188,6 +195,10 @@ impl<O: Observer> Engine<O> {
             self.series.close_window(self.backlog, self.at_risk());
         }
         let extended = self.finish_extension();
+        let hot_keys = self
+            .keys
+            .as_ref()
+            .map_or_else(Vec::new, |keys| keys.hottest(self.config.hot_keys));
         let run = ShardRun {
             shards: self.config.shards,
             arrivals: self.arrivals,
@@ -198,6 +209,7 @@ impl<O: Observer> Engine<O> {
             windows: self.series.into_rows(),
             keys_touched: self.rows.keys_touched(),
             extended,
+            hot_keys,
         };
         (run, self.observer)
     }
@@ -221,13 +233,24 @@ impl<O: Observer> Engine<O> {
             arrival.random_bits,
             arrival.user,
         );
-        self.record_update(
-            arrival.at,
-            grant.start,
-            arrival.hold,
-            arrival.at >= self.config.measure_from,
-        );
+        let measured = arrival.at >= self.config.measure_from;
+        self.record_update(arrival.at, grant.start, arrival.hold, measured);
+        if measured {
+            self.record_key(arrival.key, grant.start - arrival.at);
+        }
         self.observer.on_increment(arrival, &grant, &self.rows);
+    }
+
+    /// Counts a wait for its key, when per-key statistics are on.
+    #[inline]
+    pub(super) fn record_key(&mut self, key: u32, wait: SimTime) {
+        if let Some(keys) = self.keys.as_mut() {
+            let block = self
+                .rows
+                .block_of(key)
+                .expect("the key has rows once incremented");
+            keys.record(block, key, wait);
+        }
     }
 
     /// Accounts for an update sent at `sent` that takes its row at `start` for `hold`: its

@@ -271,6 +271,9 @@ impl<O: Observer> Engine<O> {
         }
         self.rows.occupy(choice, end, amount);
         self.record_update(now, start, attempt.hold, measured);
+        if measured {
+            self.record_key(attempt.key, start - now);
+        }
         let arrival = Arrival {
             at: now,
             hold: attempt.hold,

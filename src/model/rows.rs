@@ -7,6 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::time::SimTime;
@@ -132,14 +133,63 @@ struct FreeRow {
 
 const NO_BLOCK: u32 = u32::MAX;
 
+/// Key spaces up to this size index their keys with a flat vector (4 bytes a key, fastest);
+/// larger ones with a hash map, so memory follows the keys actually touched.
+const DENSE_KEYS: usize = 1 << 20;
+
+/// Dense key id → block number.
+#[derive(Debug, Clone)]
+enum KeyIndex {
+    /// `NO_BLOCK` for keys not yet touched; grows on demand.
+    Dense(Vec<u32>),
+    /// Only touched keys.
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl KeyIndex {
+    fn new(key_hint: usize) -> Self {
+        if key_hint <= DENSE_KEYS {
+            KeyIndex::Dense(vec![NO_BLOCK; key_hint])
+        } else {
+            KeyIndex::Sparse(FxHashMap::default())
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: u32) -> Option<usize> {
+        match self {
+            KeyIndex::Dense(blocks) => match blocks.get(key as usize) {
+                Some(&block) if block != NO_BLOCK => Some(block as usize),
+                _ => None,
+            },
+            KeyIndex::Sparse(blocks) => blocks.get(&key).map(|&block| block as usize),
+        }
+    }
+
+    fn insert(&mut self, key: u32, block: u32) {
+        match self {
+            KeyIndex::Dense(blocks) => {
+                let at = key as usize;
+                if at >= blocks.len() {
+                    blocks.resize(at + 1, NO_BLOCK);
+                }
+                blocks[at] = block;
+            }
+            KeyIndex::Sparse(blocks) => {
+                blocks.insert(key, block);
+            }
+        }
+    }
+}
+
 /// The rows of every key, in flat vectors indexed by a dense key id. A key's rows are created
 /// on its first increment, so memory follows the keys actually touched.
 #[derive(Debug, Clone)]
 pub struct RowTable {
     shards: u32,
     policy: Policy,
-    /// Dense key id → block number, or `NO_BLOCK` for a key not yet touched.
-    block_of_key: Vec<u32>,
+    /// Dense key id → block number, for the keys touched so far.
+    block_of_key: KeyIndex,
     /// Earliest-free: per block, a binary min-heap of `shards` rows.
     heaps: Vec<FreeRow>,
     /// Other policies: per block, each row's free time by index.
@@ -157,7 +207,7 @@ impl RowTable {
         RowTable {
             shards,
             policy,
-            block_of_key: vec![NO_BLOCK; key_hint],
+            block_of_key: KeyIndex::new(key_hint),
             heaps: Vec::new(),
             free_at: Vec::new(),
             counts: Vec::new(),
@@ -277,11 +327,10 @@ impl RowTable {
         self.counts.len() / self.shards as usize
     }
 
-    fn block_of(&self, key: u32) -> Option<usize> {
-        match self.block_of_key.get(key as usize) {
-            Some(&block) if block != NO_BLOCK => Some(block as usize),
-            _ => None,
-        }
+    /// The block number of a touched key: its position in first-touch order.
+    #[inline]
+    pub fn block_of(&self, key: u32) -> Option<usize> {
+        self.block_of_key.get(key)
     }
 
     #[inline]
@@ -294,12 +343,9 @@ impl RowTable {
 
     #[cold]
     fn create_block(&mut self, key: u32) -> usize {
-        let key = key as usize;
-        if key >= self.block_of_key.len() {
-            self.block_of_key.resize(key + 1, NO_BLOCK);
-        }
         let block = self.keys_touched();
-        self.block_of_key[key] = u32::try_from(block).expect("fewer than 2^32 keys");
+        self.block_of_key
+            .insert(key, u32::try_from(block).expect("fewer than 2^32 keys"));
         let n = self.shards;
         self.counts.extend(std::iter::repeat_n(0, n as usize));
         match self.policy {
@@ -387,6 +433,19 @@ mod tests {
         let mut rows = RowTable::new(16, Policy::HashUser, 1);
         let first = rows.acquire(0, 0, 1, 0, 9001).slot;
         assert!((0..10).all(|_| rows.acquire(0, 5, 1, 0, 9001).slot == first));
+    }
+
+    #[test]
+    fn large_key_spaces_index_only_touched_keys() {
+        let mut rows = RowTable::new(4, Policy::Random, 10_000_000);
+        assert!(matches!(rows.block_of_key, KeyIndex::Sparse(_)));
+        rows.acquire(9_999_999, 0, 1, 0, 0);
+        rows.acquire(3, 0, 1, 0, 0);
+        assert_eq!(
+            (rows.keys_touched(), rows.block_of(3), rows.total(9_999_999)),
+            (2, Some(1), 1)
+        );
+        assert_eq!(rows.block_of(4), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::stats::WaitSummary;
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 59] = [
+pub const SUMMARY_COLUMNS: [&str; 60] = [
     "scenario",
     "policy",
     "shards",
@@ -70,6 +70,7 @@ pub const SUMMARY_COLUMNS: [&str; 59] = [
     "like_connection_wait_p99_ms",
     "neighbour_wait_mean_ms",
     "neighbour_wait_p99_ms",
+    "hot_key_share",
 ];
 
 /// The columns of `timeseries.csv`, in order.
@@ -92,7 +93,7 @@ pub const SUMMARY_TEXT_COLUMNS: [&str; 2] = ["scenario", "policy"];
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
 /// The JSON output is built from the same fields, so the two always agree. Interval columns
 /// are empty with a single replication.
-pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 59]> {
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 60]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
@@ -140,6 +141,7 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
             ]
             .into_iter()
             .chain(extended_fields(row))
+            .chain([format!("{:.6}", row.hot_key_share)])
             .collect::<Vec<_>>()
             .try_into()
             .expect("one field per column")
@@ -199,6 +201,51 @@ fn extended_fields(row: &SummaryRow) -> [String; 23] {
         pool.map(|p| fmt_ms(p.neighbour_wait.p99_ns))
             .unwrap_or_default(),
     ]
+}
+
+/// The columns of `keys.csv`, in order.
+pub const KEY_COLUMNS: [&str; 11] = [
+    "scenario",
+    "policy",
+    "shards",
+    "rank",
+    "key",
+    "arrivals",
+    "offered_per_s",
+    "utilization",
+    "wait_mean_ms",
+    "wait_p99_ms",
+    "wait_max_ms",
+];
+
+/// Renders `keys.csv`: the hottest keys of each shard count's first replication, with their
+/// load against one key's ceiling and their waits.
+pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    write(&mut writer, KEY_COLUMNS.iter().map(|c| c.to_string()));
+    let duration_s = scenario.measured_duration_s();
+    for (row, run) in rows.iter().zip(runs) {
+        for (rank, key) in run.hot_keys.iter().enumerate() {
+            let offered = key.arrivals as f64 / duration_s;
+            write(
+                &mut writer,
+                [
+                    row.scenario.clone(),
+                    row.policy.clone(),
+                    row.shards.to_string(),
+                    (rank + 1).to_string(),
+                    scenario.key_name(key.key).into_owned(),
+                    key.arrivals.to_string(),
+                    format!("{offered:.3}"),
+                    format!("{:.4}", offered / row.ceiling_per_s),
+                    fmt_ms(key.mean_wait_ns),
+                    key.p99_wait_ns.map(fmt_ms).unwrap_or_default(),
+                    fmt_ms(key.max_wait_ns),
+                ],
+            );
+        }
+    }
+    finish(writer)
 }
 
 /// The columns of `neighbours.csv`, in order.

@@ -104,9 +104,13 @@ pub struct SummaryRow {
     pub throughput_per_s: f64,
     /// Most increments a second one key's rows can take: shards ÷ mean hold.
     pub ceiling_per_s: f64,
-    /// Offered ÷ ceiling; at or above 1 the queue grows without bound.
+    /// The busiest key's offered rate ÷ ceiling (all of it for one key); at or above 1 its
+    /// queue grows without bound.
     pub utilization: f64,
-    /// Highest offered rate: the profile's busiest segment or a trace's busiest window.
+    /// The busiest key's share of the offered rate (1 for one key).
+    pub hot_key_share: f64,
+    /// Highest rate offered to the busiest key: its share of the profile's busiest segment or
+    /// a trace's busiest window.
     pub peak_offered_per_s: f64,
     /// Peak offered ÷ ceiling.
     pub peak_utilization: f64,
@@ -146,6 +150,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let arrivals = mean(&|run| run.arrivals as f64);
     let completed = mean(&|run| run.completed as f64);
     let offered_per_s = arrivals / duration_s;
+    let hot_key_share = scenario.hot_key_share();
     let peak_offered_per_s = scenario.peak_offered_per_s();
     let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
     let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
@@ -159,7 +164,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         offered_per_s,
         throughput_per_s: completed / duration_s,
         ceiling_per_s,
-        utilization: offered_per_s / ceiling_per_s,
+        utilization: offered_per_s * hot_key_share / ceiling_per_s,
+        hot_key_share,
         peak_offered_per_s,
         peak_utilization: peak_offered_per_s / ceiling_per_s,
         replications: runs.len() as u32,
@@ -379,6 +385,7 @@ mod tests {
             throughput_per_s: 100.0,
             ceiling_per_s: 1000.0,
             utilization: peak_utilization,
+            hot_key_share: 1.0,
             peak_offered_per_s: 100.0,
             peak_utilization,
             replications: 1,

@@ -43,10 +43,15 @@ pub fn render(
     let mut out = String::new();
     let arrivals = rows.first().map_or(0, |row| row.arrivals);
     let mut line = format!(
-        "{}: {} increments over {} s (peak {}/s), mean hold {} ms, policy {}, seed {}",
+        "{}: {} increments over {} s ({}peak {}/s), mean hold {} ms, policy {}, seed {}",
         scenario.name,
         arrivals,
         compact(scenario.duration_s()),
+        if scenario.key_count() > 1 {
+            "busiest key's "
+        } else {
+            ""
+        },
         compact(scenario.peak_offered_per_s()),
         compact(scenario.hold.mean_ns() / 1e6),
         scenario.policy,

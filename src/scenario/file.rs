@@ -101,6 +101,8 @@ pub struct KeysTable {
     pub count: Option<u32>,
     /// Zipf exponent: key of rank k gets weight 1/k^s (0 is uniform). Default 1.
     pub zipf_s: Option<f64>,
+    /// How many of the hottest keys `keys.csv` lists. Default 20.
+    pub report_top: Option<u32>,
 }
 
 /// `[users]`: the synthetic user population.

@@ -115,6 +115,8 @@ pub struct KeyPlan {
     pub count: u32,
     /// Zipf exponent of their popularity.
     pub zipf_s: f64,
+    /// How many of the hottest keys `keys.csv` lists.
+    pub report_top: usize,
 }
 
 impl Scenario {
@@ -157,10 +159,10 @@ impl Scenario {
         }
     }
 
-    /// The highest rate of updates offered to a key's rows: the profile's busiest segment, or
-    /// a trace's busiest window — with batching, at most one update per server per flush.
-    pub fn peak_offered_per_s(&self) -> f64 {
-        let likes = match &self.arrivals {
+    /// The highest arrival rate over all keys: the profile's busiest segment, or a trace's
+    /// busiest window.
+    pub fn peak_total_per_s(&self) -> f64 {
+        match &self.arrivals {
             ArrivalPlan::Poisson { segments } => segments
                 .iter()
                 .map(|segment| segment.rate_per_s)
@@ -168,7 +170,27 @@ impl Scenario {
             ArrivalPlan::Trace(info) => {
                 info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
             }
-        };
+        }
+    }
+
+    /// The busiest key's share of the arrivals: 1 for one key; `1 / Σ k^−s` for Zipf keys
+    /// (rank 1); a trace's most frequent key's share.
+    pub fn hot_key_share(&self) -> f64 {
+        match &self.arrivals {
+            ArrivalPlan::Trace(info) => info.hot_key_share,
+            ArrivalPlan::Poisson { .. } if self.keys.count > 1 => {
+                let s = self.keys.zipf_s;
+                let total: f64 = (1..=self.keys.count).map(|k| f64::from(k).powf(-s)).sum();
+                1.0 / total
+            }
+            ArrivalPlan::Poisson { .. } => 1.0,
+        }
+    }
+
+    /// The highest rate of updates offered to the busiest key's rows: its share of the peak —
+    /// with batching, at most one update per server per flush.
+    pub fn peak_offered_per_s(&self) -> f64 {
+        let likes = self.peak_total_per_s() * self.hot_key_share();
         match &self.features.batching {
             // Batching sends a key at most one update per server per flush interval.
             Some(batching) => {

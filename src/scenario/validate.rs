@@ -34,6 +34,9 @@ pub const MAX_KEYS: u32 = 10_000_000;
 pub const MAX_TOTAL_ROWS: u64 = 1 << 27;
 /// Most time-series windows.
 pub const MAX_WINDOWS: u64 = 10_000_000;
+/// Hottest keys listed in `keys.csv` when `[keys] report_top` is not set, and the most allowed.
+const DEFAULT_REPORT_TOP: u32 = 20;
+const MAX_REPORT_TOP: u32 = 10_000;
 /// Most replications per shard count.
 pub const MAX_REPLICATIONS: u32 = 10_000;
 /// Seed used when a scenario sets none.
@@ -199,9 +202,10 @@ pub(super) fn resolve(
         });
     }
     file.duration_s = Some(horizon as f64 / NS_PER_S as f64);
-    file.keys = (!is_trace).then_some(KeysTable {
-        count: Some(keys.count),
-        zipf_s: Some(keys.zipf_s),
+    file.keys = Some(KeysTable {
+        count: (!is_trace).then_some(keys.count),
+        zipf_s: (!is_trace).then_some(keys.zipf_s),
+        report_top: Some(keys.report_top as u32),
     });
     file.users = (!is_trace).then_some(UsersTable { count: Some(users) });
     Ok(Scenario {
@@ -515,28 +519,43 @@ fn resolve_profile(
 }
 
 fn resolve_keys(table: Option<&KeysTable>, is_trace: bool) -> Result<KeyPlan, FieldError> {
-    match table {
-        Some(_) if is_trace => Err((
-            "keys".into(),
-            "not used with arrivals.trace: the trace's key column names the keys".into(),
-        )),
-        Some(table) => {
-            let count = table.count.unwrap_or(1);
-            if count == 0 || count > MAX_KEYS {
-                return Err((
-                    "keys.count".into(),
-                    format!("must be from 1 to {MAX_KEYS}, got {count}"),
-                ));
-            }
-            let zipf_s = number(table.zipf_s.unwrap_or(1.0), Min::AtLeast(0.0), 100.0)
-                .map_err(|m| ("keys.zipf_s".to_owned(), m))?;
-            Ok(KeyPlan { count, zipf_s })
-        }
-        None => Ok(KeyPlan {
+    let report_top = table
+        .and_then(|t| t.report_top)
+        .unwrap_or(DEFAULT_REPORT_TOP);
+    if report_top == 0 || report_top > MAX_REPORT_TOP {
+        return Err((
+            "keys.report_top".into(),
+            format!("must be from 1 to {MAX_REPORT_TOP}, got {report_top}"),
+        ));
+    }
+    let report_top = report_top as usize;
+    let Some(table) = table else {
+        return Ok(KeyPlan {
             count: 1,
             zipf_s: 1.0,
-        }),
+            report_top,
+        });
+    };
+    if is_trace && (table.count.is_some() || table.zipf_s.is_some()) {
+        return Err((
+            "keys".into(),
+            "count and zipf_s are not used with arrivals.trace: the trace's key column names the keys".into(),
+        ));
     }
+    let count = table.count.unwrap_or(1);
+    if count == 0 || count > MAX_KEYS {
+        return Err((
+            "keys.count".into(),
+            format!("must be from 1 to {MAX_KEYS}, got {count}"),
+        ));
+    }
+    let zipf_s = number(table.zipf_s.unwrap_or(1.0), Min::AtLeast(0.0), 100.0)
+        .map_err(|m| ("keys.zipf_s".to_owned(), m))?;
+    Ok(KeyPlan {
+        count,
+        zipf_s,
+        report_top,
+    })
 }
 
 fn resolve_users(table: Option<&UsersTable>, is_trace: bool) -> Result<u64, FieldError> {

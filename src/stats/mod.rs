@@ -1,10 +1,13 @@
 //! Streaming statistics: memory stays fixed however many increments are recorded.
 //!
 //! - [`waits`]: a wait-time histogram with exact count, mean and maximum, mergeable;
-//! - [`series`]: per-window counters and wait percentiles over simulated time.
+//! - [`series`]: per-window counters and wait percentiles over simulated time;
+//! - [`keys`]: per-key counts and the hottest keys' waits.
 
+pub mod keys;
 pub mod series;
 pub mod waits;
 
+pub use keys::{KeyFigures, KeyTracker};
 pub use series::{WindowRow, WindowSeries};
 pub use waits::{WaitStats, WaitSummary};

@@ -25,6 +25,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         measure_from: 0,
         features: Arc::new(features),
         seed: 3,
+        hot_keys: 0,
     }
 }
 

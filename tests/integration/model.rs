@@ -132,6 +132,7 @@ proptest! {
             measure_from: 0,
             features: Default::default(),
             seed: 1,
+            hot_keys: 3,
         };
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {
@@ -148,6 +149,20 @@ proptest! {
             starts.push(start);
         }
         prop_assert_eq!(run.arrivals, arrivals.len() as u64);
+        // Per-key statistics: every touched key, most increments first, ties by key id.
+        let mut per_key: Vec<(u64, u32, u64)> = (0..3u32)
+            .map(|key| {
+                let of_key = arrivals.iter().zip(&starts).filter(|(a, _)| a.key == key);
+                let count = of_key.clone().count() as u64;
+                let max_wait = of_key.map(|(a, &s)| s - a.at).max().unwrap_or(0);
+                (count, key, max_wait)
+            })
+            .filter(|&(count, _, _)| count > 0)
+            .collect();
+        per_key.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let reported: Vec<(u64, u32, u64)> =
+            run.hot_keys.iter().map(|k| (k.arrivals, k.key, k.max_wait_ns)).collect();
+        prop_assert_eq!(reported, per_key);
         let completed = arrivals.iter().zip(&starts).filter(|&(a, &s)| s + a.hold <= horizon).count();
         prop_assert_eq!(run.completed, completed as u64);
         let waits: Vec<u64> = arrivals.iter().zip(&starts).map(|(a, &s)| s - a.at).collect();

@@ -187,3 +187,53 @@ mod arbitrary_input {
         }
     }
 }
+
+#[test]
+fn many_keys_report_their_hottest_and_judge_by_the_busiest() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "shards = [2, 8]\nduration_s = 20\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 6000\n\
+                [keys]\ncount = 2000000\nzipf_s = 1.2\nreport_top = 3\n";
+    fs::write(dir.path().join("many.toml"), text).unwrap();
+    let output = shardsim(dir.path(), &["run", "many.toml", "-q"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let keys = fs::read_to_string(dir.path().join("output/many/keys.csv")).unwrap();
+    let lines: Vec<&str> = keys.lines().collect();
+    assert_eq!(
+        lines[0],
+        "scenario,policy,shards,rank,key,arrivals,offered_per_s,utilization,wait_mean_ms,wait_p99_ms,wait_max_ms"
+    );
+    assert_eq!(lines.len(), 1 + 2 * 3, "three keys per shard count");
+    // Zipf rank 1 is key 0, and ranks are ordered by arrivals.
+    let field = |line: &str, i: usize| line.split(',').nth(i).unwrap().to_owned();
+    assert_eq!(
+        (field(lines[1], 3), field(lines[1], 4)),
+        ("1".into(), "0".into())
+    );
+    let arrivals: Vec<u64> = lines[1..4]
+        .iter()
+        .map(|l| field(l, 5).parse().unwrap())
+        .collect();
+    assert!(arrivals.windows(2).all(|w| w[0] >= w[1]), "{arrivals:?}");
+
+    let scenario = Scenario::load(&dir.path().join("many.toml"), &Overrides::default()).unwrap();
+    let share: f64 = 1.0
+        / (1..=2_000_000u32)
+            .map(|k| f64::from(k).powf(-1.2))
+            .sum::<f64>();
+    assert!((scenario.hot_key_share() - share).abs() < 1e-12);
+    let runs = simulate(&scenario);
+    // Sparse keys: only the touched ones have rows.
+    assert!(
+        runs[0].keys_touched < 120_000 && runs[0].keys_touched > 1_000,
+        "{}",
+        runs[0].keys_touched
+    );
+    let row = shardsim::report::summarize(&scenario, &runs[0..1]);
+    assert!((row.peak_offered_per_s - 6000.0 * share).abs() < 1e-6);
+    let hot = &runs[0].hot_keys[0];
+    assert!(
+        (hot.arrivals as f64 / 20.0 / (6000.0 * share) - 1.0).abs() < 0.05,
+        "{}",
+        hot.arrivals
+    );
+}
