@@ -242,7 +242,7 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Counts a wait for its key, when per-key statistics are on.
-    #[inline]
+    #[inline(always)]
     pub(super) fn record_key(&mut self, key: u32, wait: SimTime) {
         if let Some(keys) = self.keys.as_mut() {
             let block = self

@@ -81,6 +81,7 @@ pub struct Grant {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Choice {
     base: usize,
+    len: u32,
     /// The row's index within its key.
     pub slot: u32,
     /// When the row becomes free.
@@ -182,40 +183,56 @@ impl KeyIndex {
     }
 }
 
-/// The rows of every key, in flat vectors indexed by a dense key id. A key's rows are created
-/// on its first increment, so memory follows the keys actually touched.
+/// Where one key's rows live in the flat vectors, and how many it has.
+#[derive(Debug, Clone, Copy)]
+struct KeyRows {
+    /// Index of its first row.
+    offset: u32,
+    /// Rows in use.
+    len: u32,
+    /// Rows reserved at `offset`.
+    capacity: u32,
+    /// Round-robin: the next row to use.
+    cursor: u32,
+}
+
+/// The rows of every key, in flat vectors. A key's rows are created on its first increment,
+/// so memory follows the keys actually touched; a key whose row count grows (adaptive
+/// sharding) moves its rows to the end of the vectors when it outgrows its place.
 #[derive(Debug, Clone)]
 pub struct RowTable {
+    /// Rows a key starts with.
     shards: u32,
     policy: Policy,
-    /// Dense key id → block number, for the keys touched so far.
+    /// Dense key id → block number (the key's position in first-touch order).
     block_of_key: KeyIndex,
-    /// Earliest-free: per block, a binary min-heap of `shards` rows.
+    /// Per block, where its rows are.
+    keys: Vec<KeyRows>,
+    /// Earliest-free: per key, a binary min-heap of its rows.
     heaps: Vec<FreeRow>,
-    /// Other policies: per block, each row's free time by index.
+    /// Other policies: each row's free time by index.
     free_at: Vec<SimTime>,
-    /// Per block, each row's count by index.
+    /// Each row's count by index.
     counts: Vec<u64>,
-    /// Round-robin: per block, the next row to use.
-    cursors: Vec<u32>,
 }
 
 impl RowTable {
-    /// An empty table of `shards` rows per key (`shards ≥ 1`), expecting about `key_hint` keys.
+    /// An empty table whose keys start with `shards` rows (`shards ≥ 1`), expecting about
+    /// `key_hint` keys.
     pub fn new(shards: u32, policy: Policy, key_hint: usize) -> Self {
         assert!(shards >= 1, "a key needs at least one row");
         RowTable {
             shards,
             policy,
             block_of_key: KeyIndex::new(key_hint),
+            keys: Vec::new(),
             heaps: Vec::new(),
             free_at: Vec::new(),
             counts: Vec::new(),
-            cursors: Vec::new(),
         }
     }
 
-    /// Rows per key.
+    /// Rows a key starts with.
     pub fn shards(&self) -> u32 {
         self.shards
     }
@@ -251,27 +268,29 @@ impl RowTable {
     #[inline(always)]
     pub fn choose(&mut self, key: u32, random_bits: u64, user: u64) -> Choice {
         let block = self.block_for(key);
-        let base = block * self.shards as usize;
+        let rows = self.keys[block];
+        let base = rows.offset as usize;
         let slot = match self.policy {
             Policy::EarliestFree => {
                 let top = self.heaps[base];
                 return Choice {
                     base,
+                    len: rows.len,
                     slot: top.slot,
                     free_at: top.free_at,
                 };
             }
-            Policy::Random => ((u128::from(random_bits) * u128::from(self.shards)) >> 64) as u32,
+            Policy::Random => ((u128::from(random_bits) * u128::from(rows.len)) >> 64) as u32,
             Policy::RoundRobin => {
-                let cursor = &mut self.cursors[block];
-                let slot = *cursor;
-                *cursor = if slot + 1 == self.shards { 0 } else { slot + 1 };
+                let slot = rows.cursor;
+                self.keys[block].cursor = if slot + 1 >= rows.len { 0 } else { slot + 1 };
                 slot
             }
-            Policy::HashUser => (mix64(user) % u64::from(self.shards)) as u32,
+            Policy::HashUser => (mix64(user) % u64::from(rows.len)) as u32,
         };
         Choice {
             base,
+            len: rows.len,
             slot,
             free_at: self.free_at[base + slot as usize],
         }
@@ -283,7 +302,7 @@ impl RowTable {
         let index = choice.base + choice.slot as usize;
         match self.policy {
             Policy::EarliestFree => {
-                let heap = &mut self.heaps[choice.base..choice.base + self.shards as usize];
+                let heap = &mut self.heaps[choice.base..choice.base + choice.len as usize];
                 debug_assert_eq!(heap[0].slot, choice.slot, "occupy follows its choice");
                 replace_top(
                     heap,
@@ -298,33 +317,94 @@ impl RowTable {
         self.counts[index] += amount;
     }
 
+    /// Gives `key` `rows` rows if it has fewer: the new rows start at zero, free at once.
+    /// Rows are never taken away.
+    pub fn grow(&mut self, key: u32, rows: u32) {
+        let block = self.block_for(key);
+        let current = self.keys[block];
+        if rows <= current.len {
+            return;
+        }
+        if rows > current.capacity {
+            self.relocate(block, rows);
+        }
+        let KeyRows { offset, len, .. } = self.keys[block];
+        let base = offset as usize;
+        for slot in len..rows {
+            match self.policy {
+                Policy::EarliestFree => {
+                    let heap = &mut self.heaps[base..base + slot as usize + 1];
+                    heap[slot as usize] = FreeRow { free_at: 0, slot };
+                    sift_up(heap, slot as usize);
+                }
+                _ => self.free_at[base + slot as usize] = 0,
+            }
+            self.counts[base + slot as usize] = 0;
+        }
+        self.keys[block].len = rows;
+    }
+
+    /// Moves a key's rows to the end of the vectors with room for `capacity` rows.
+    fn relocate(&mut self, block: usize, capacity: u32) {
+        let KeyRows { offset, len, .. } = self.keys[block];
+        let (from, to) = (offset as usize, (offset + len) as usize);
+        let new_offset = self.counts.len();
+        let extra = capacity as usize;
+        self.counts.extend_from_within(from..to);
+        self.counts.resize(new_offset + extra, 0);
+        match self.policy {
+            Policy::EarliestFree => {
+                self.heaps.extend_from_within(from..to);
+                self.heaps.resize(new_offset + extra, FreeRow { free_at: 0, slot: 0 });
+            }
+            _ => {
+                self.free_at.extend_from_within(from..to);
+                self.free_at.resize(new_offset + extra, 0);
+            }
+        }
+        // The old place keeps stale values; nothing reads it again.
+        self.keys[block].offset = u32::try_from(new_offset).expect("fewer than 2^32 rows");
+        self.keys[block].capacity = capacity;
+    }
+
     /// The key's total: the sum of its rows (0 for a key never incremented).
     pub fn total(&self, key: u32) -> u64 {
+        self.block_of(key).map_or(0, |block| self.block_total(block))
+    }
+
+    fn block_total(&self, block: usize) -> u64 {
+        let KeyRows { offset, len, .. } = self.keys[block];
+        self.counts[offset as usize..(offset + len) as usize].iter().sum()
+    }
+
+    /// The count held by one row of `key` (0 for a key never incremented or a row it lacks).
+    pub fn row_count(&self, key: u32, slot: u32) -> u64 {
         match self.block_of(key) {
-            Some(block) => {
-                let n = self.shards as usize;
-                self.counts[block * n..(block + 1) * n].iter().sum()
+            Some(block) if slot < self.keys[block].len => {
+                self.counts[self.keys[block].offset as usize + slot as usize]
             }
-            None => 0,
+            _ => 0,
         }
     }
 
-    /// The count held by one row of `key` (0 for a key never incremented).
-    pub fn row_count(&self, key: u32, slot: u32) -> u64 {
-        match self.block_of(key) {
-            Some(block) => self.counts[block * self.shards as usize + slot as usize],
-            None => 0,
-        }
+    /// Rows `key` has now (0 for a key never incremented).
+    pub fn rows_of(&self, key: u32) -> u32 {
+        self.block_of(key).map_or(0, |block| self.keys[block].len)
     }
 
     /// The sum of every row of every key.
     pub fn grand_total(&self) -> u64 {
-        self.counts.iter().sum()
+        (0..self.keys.len()).map(|block| self.block_total(block)).sum()
+    }
+
+    /// Rows over all keys.
+    pub fn rows_total(&self) -> u64 {
+        self.keys.iter().map(|k| u64::from(k.len)).sum()
     }
 
     /// Keys that have rows (were incremented at least once).
     pub fn keys_touched(&self) -> usize {
-        self.counts.len() / self.shards as usize
+        self.keys.len()
     }
 
     /// The block number of a touched key: its position in first-touch order.
@@ -343,10 +423,17 @@ impl RowTable {
 
     #[cold]
     fn create_block(&mut self, key: u32) -> usize {
-        let block = self.keys_touched();
+        let block = self.keys.len();
         self.block_of_key
             .insert(key, u32::try_from(block).expect("fewer than 2^32 keys"));
         let n = self.shards;
+        let offset = u32::try_from(self.counts.len()).expect("fewer than 2^32 rows");
+        self.keys.push(KeyRows {
+            offset,
+            len: n,
+            capacity: n,
+            cursor: 0,
+        });
         self.counts.extend(std::iter::repeat_n(0, n as usize));
         match self.policy {
             // Rows all free at 0 in index order already form a valid min-heap.
@@ -355,10 +442,19 @@ impl RowTable {
                 .extend((0..n).map(|slot| FreeRow { free_at: 0, slot })),
             _ => self.free_at.extend(std::iter::repeat_n(0, n as usize)),
         }
-        if self.policy == Policy::RoundRobin {
-            self.cursors.push(0);
-        }
         block
+    }
+}
+
+/// Moves a heap entry up to its place: O(log n).
+fn sift_up(heap: &mut [FreeRow], mut at: usize) {
+    while at > 0 {
+        let parent = (at - 1) / 2;
+        if heap[parent] <= heap[at] {
+            break;
+        }
+        heap.swap(parent, at);
+        at = parent;
     }
 }
 
@@ -446,6 +542,27 @@ mod tests {
             (2, Some(1), 1)
         );
         assert_eq!(rows.block_of(4), None);
+    }
+
+    #[test]
+    fn growth_adds_free_rows_at_zero_and_keeps_counts() {
+        for policy in Policy::ALL {
+            let mut rows = RowTable::new(2, policy, 4);
+            for t in 0..4 {
+                rows.acquire(0, t, 100, t.wrapping_mul(0x9E37_79B9_7F4A_7C15), t);
+            }
+            rows.acquire(1, 0, 100, 0, 0);
+            rows.grow(0, 5);
+            assert_eq!((rows.rows_of(0), rows.total(0), rows.row_count(0, 4)), (5, 4, 0), "{policy}");
+            assert_eq!((rows.rows_of(1), rows.total(1), rows.grand_total(), rows.rows_total()), (2, 1, 5, 7));
+            if policy == Policy::EarliestFree {
+                // The new rows are free now: the next three updates take them without waiting.
+                let grants: Vec<Grant> = (0..3).map(|_| rows.acquire(0, 10, 1, 0, 0)).collect();
+                assert_eq!(grants.iter().map(|g| (g.slot, g.start)).collect::<Vec<_>>(), [(2, 10), (3, 10), (4, 10)]);
+            }
+            rows.grow(0, 3);
+            assert_eq!(rows.rows_of(0), 5, "never shrinks");
+        }
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl WaitStats {
     }
 
     /// Records one wait.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, wait_ns: SimTime) {
         self.histogram
             .saturating_record(wait_ns.min(HIGHEST_TRACKABLE_NS));
