@@ -45,7 +45,12 @@ fn throughput(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("engine", |b| {
         b.iter_batched(
-            || Engine::new(sweep::engine_config(&scenario, 16, 0), NoEvents),
+            || {
+                Engine::new(
+                    sweep::engine_config(&scenario, scenario.variants()[0], 0),
+                    NoEvents,
+                )
+            },
             |mut engine| {
                 engine.feed(black_box(&arrivals));
                 black_box(engine.finish())

@@ -61,7 +61,7 @@ fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Resul
     let pool = thread_pool(flags)?;
     let bars = ProgressBars::new(scenario, !flags.quiet && std::io::stderr().is_terminal());
     let result = pool.install(|| {
-        sweep::run_replications(scenario, vec![NoEvents; scenario.shards.len()], &bars)
+        sweep::run_replications(scenario, vec![NoEvents; scenario.variants().len()], &bars)
     });
     bars.finish();
     let (runs, _) = result?;
@@ -122,16 +122,15 @@ fn simulate(
     progress: &dyn SweepProgress,
 ) -> anyhow::Result<Simulated> {
     let runs = if with_events {
-        let parts: Vec<PathBuf> = scenario
-            .shards
+        let variants = scenario.variants();
+        let parts: Vec<PathBuf> = variants
             .iter()
-            .map(|shards| staging.path(&format!("events-{shards}.part")))
+            .map(|variant| staging.path(&format!("events-{}.part", variant.label())))
             .collect();
-        let observers = scenario
-            .shards
+        let observers = variants
             .iter()
             .zip(&parts)
-            .map(|(&shards, part)| EventLog::create(part, scenario, shards))
+            .map(|(variant, part)| EventLog::create(part, scenario, &variant.label()))
             .collect::<Result<Vec<_>, _>>()
             .context("cannot create events.csv")?;
         let (runs, logs) = sweep::run_replications(scenario, observers, progress)?;
@@ -142,7 +141,12 @@ fn simulate(
             .context("cannot write events.csv")?;
         runs
     } else {
-        sweep::run_replications(scenario, vec![NoEvents; scenario.shards.len()], progress)?.0
+        sweep::run_replications(
+            scenario,
+            vec![NoEvents; scenario.variants().len()],
+            progress,
+        )?
+        .0
     };
     let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
     Ok(Simulated { runs, rows })
@@ -162,6 +166,9 @@ fn write_outputs(
     }
     if scenario.key_count() > 1 {
         staging.write("keys.csv", &csv::keys_csv(scenario, rows, &first))?;
+    }
+    if scenario.adaptive.is_some() {
+        staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
     }
     let charts = chart::render_all(scenario, rows, &first).map_err(anyhow::Error::msg)?;
     for chart in &charts {

@@ -144,6 +144,8 @@ impl Status {
 pub struct Move {
     /// The shard count.
     pub shards: u32,
+    /// Whether it is the adaptive run.
+    pub adaptive: bool,
     /// The column.
     pub column: &'static str,
     /// The baseline's value.
@@ -156,8 +158,11 @@ pub struct Move {
     pub status: Status,
 }
 
-/// A parsed summary: per shard count, the compared columns' values (`None` where empty).
-pub type Summary = BTreeMap<u32, BTreeMap<&'static str, Option<f64>>>;
+/// A row of a summary: its shard count and whether it is the adaptive run.
+pub type RowId = (u32, bool);
+
+/// A parsed summary: per row, the compared columns' values (`None` where empty).
+pub type Summary = BTreeMap<RowId, BTreeMap<&'static str, Option<f64>>>;
 
 /// Parses a summary CSV (a baseline or this run's), naming the file and line of any problem.
 pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
@@ -167,6 +172,7 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
         .map_err(|err| InputError::trace(path, 1, format!("malformed CSV header: {err}")))?
         .clone();
     let index = |column: &str| header.iter().position(|h| h == column);
+    let mode_at = index("mode");
     let shards_at = index("shards").ok_or_else(|| {
         InputError::trace(
             path,
@@ -210,7 +216,8 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             };
             values.insert(column, value);
         }
-        if summary.insert(shards, values).is_some() {
+        let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
+        if summary.insert((shards, adaptive), values).is_some() {
             return Err(InputError::trace(
                 path,
                 line,
@@ -228,26 +235,40 @@ pub fn compare(
     current: &Summary,
     tolerances: &Tolerances,
 ) -> Result<Vec<Move>, InputError> {
-    let old: Vec<u32> = baseline.keys().copied().collect();
-    let new: Vec<u32> = current.keys().copied().collect();
+    let names = |summary: &Summary| -> String {
+        summary
+            .keys()
+            .map(|&(shards, adaptive)| {
+                if adaptive {
+                    "adaptive".into()
+                } else {
+                    shards.to_string()
+                }
+            })
+            .collect::<Vec<String>>()
+            .join(", ")
+    };
+    let (old, new) = (names(baseline), names(current));
     if old != new {
         return Err(InputError::file(
             baseline_path,
             format!(
-                "has shard counts {old:?} but the run has {new:?}; compare like with like or --update the baseline"
+                "has shard counts [{old}] but the run has [{new}]; compare like with like or --update the baseline"
             ),
         ));
     }
     let mut moves = Vec::new();
-    for (shards, values) in current {
+    for (&(shards, adaptive), values) in current {
+        let id = (shards, adaptive);
         for &(column, direction) in &COMPARED {
-            let (before, after) = match (baseline[shards][column], values[column]) {
+            let (before, after) = match (baseline[&id][column], values[column]) {
                 (Some(before), Some(after)) => (before, after),
                 (None, None) => continue,
                 (before, after) => {
                     // A behaviour was switched on or off: the scenario changed.
                     moves.push(Move {
-                        shards: *shards,
+                        shards,
+                        adaptive,
                         column,
                         old: before.unwrap_or(f64::NAN),
                         new: after.unwrap_or(f64::NAN),
@@ -273,7 +294,8 @@ pub fn compare(
                 (true, false) => Status::Improvement,
             };
             moves.push(Move {
-                shards: *shards,
+                shards,
+                adaptive,
                 column,
                 old: before,
                 new: after,
@@ -313,7 +335,7 @@ mod tests {
             values.insert("wait_p99_ms", Some(p99));
             values.insert("throughput_per_s", Some(throughput));
             values.insert("arrivals", Some(arrivals));
-            Summary::from([(4, values)])
+            Summary::from([((4, false), values)])
         };
         let baseline = row(10.0, 100.0, 1000.0);
         let t = tolerances();
@@ -349,7 +371,7 @@ mod tests {
 
     #[test]
     fn rejects_a_baseline_with_other_shard_counts() {
-        let summary = |shards: u32| Summary::from([(shards, BTreeMap::new())]);
+        let summary = |shards: u32| Summary::from([((shards, false), BTreeMap::new())]);
         let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
         assert!(err.to_string().contains("[4] but the run has [8]"));
     }

@@ -40,12 +40,16 @@ impl ProgressBars {
         .progress_chars("=> ");
         let total = scenario.expected_arrivals().max(1);
         let bars = scenario
-            .shards
+            .variants()
             .iter()
-            .map(|shards| {
+            .map(|variant| {
                 let bar = multi.add(ProgressBar::new(total));
                 bar.set_style(style.clone());
-                bar.set_prefix(format!("N = {shards}"));
+                bar.set_prefix(if variant.adaptive {
+                    "adaptive".to_owned()
+                } else {
+                    format!("N = {}", variant.shards)
+                });
                 bar
             })
             .collect();

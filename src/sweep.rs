@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
 use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, ShardRun};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Variant};
 
 /// Arrivals generated per chunk.
 const CHUNK: usize = 1 << 14;
@@ -31,10 +31,11 @@ impl SweepProgress for NoProgress {
     fn advanced(&self, _: usize, _: u64) {}
 }
 
-/// The engine settings for one shard count of `scenario` in replication `replication`.
-pub fn engine_config(scenario: &Scenario, shards: u32, replication: u32) -> EngineConfig {
+/// The engine settings for one variant (shard count or adaptive) of `scenario` in
+/// replication `replication`.
+pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) -> EngineConfig {
     EngineConfig {
-        shards,
+        shards: variant.shards,
         policy: scenario.policy,
         horizon: scenario.horizon,
         window: scenario.window,
@@ -48,6 +49,11 @@ pub fn engine_config(scenario: &Scenario, shards: u32, replication: u32) -> Engi
         } else {
             0
         },
+        adaptive: if variant.adaptive {
+            scenario.adaptive
+        } else {
+            None
+        },
     }
 }
 
@@ -60,17 +66,13 @@ pub fn run<O: Observer + Send>(
     observers: Vec<O>,
     progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
-    assert_eq!(
-        observers.len(),
-        scenario.shards.len(),
-        "one observer per shard count"
-    );
-    let mut engines: Vec<Engine<O>> = scenario
-        .shards
-        .iter()
+    let variants = scenario.variants();
+    assert_eq!(observers.len(), variants.len(), "one observer per variant");
+    let mut engines: Vec<Engine<O>> = variants
+        .into_iter()
         .zip(observers)
-        .map(|(&shards, observer)| {
-            Engine::new(engine_config(scenario, shards, replication), observer)
+        .map(|(variant, observer)| {
+            Engine::new(engine_config(scenario, variant, replication), observer)
         })
         .collect();
     let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
@@ -113,7 +115,7 @@ pub fn run_replications<O: Observer + Send>(
     let others: Vec<Vec<(ShardRun, NoEvents)>> = (1..scenario.replications)
         .into_par_iter()
         .map(|replication| {
-            let silent = vec![NoEvents; scenario.shards.len()];
+            let silent = vec![NoEvents; scenario.variants().len()];
             run(scenario, replication, silent, progress)
         })
         .collect::<Result<_, _>>()?;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::stats::{KeyFigures, KeyTracker, WaitStats, WindowRow, WindowSeries};
 
+use super::adaptive::{Adaptive, AdaptivePolicy, Growth};
 use super::calendar::Calendar;
 use super::clients::Features;
 use super::extended::{ExtendedRun, Extension};
@@ -65,6 +66,8 @@ pub struct EngineConfig {
     pub seed: u64,
     /// How many of the hottest keys to report (0: no per-key statistics, as for one key).
     pub hot_keys: usize,
+    /// Adaptive row counts (keys then start with `shards` rows and grow).
+    pub adaptive: Option<AdaptivePolicy>,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -121,6 +124,14 @@ pub struct ShardRun {
     pub extended: Option<ExtendedRun>,
     /// The hottest keys, most increments first (empty unless asked for).
     pub hot_keys: Vec<KeyFigures>,
+    /// Whether the row counts were adaptive.
+    pub adaptive: bool,
+    /// Every growth of a key's row count (adaptive runs).
+    pub growths: Vec<Growth>,
+    /// Rows over all keys at the end.
+    pub rows_total: u64,
+    /// The most rows any key had at the end.
+    pub max_key_rows: u32,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -145,6 +156,8 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) ext: Option<Box<Extension>>,
     /// Per-key statistics, with many keys.
     pub(super) keys: Option<Box<KeyTracker>>,
+    /// Adaptive row counts.
+    pub(super) adaptive: Option<Box<Adaptive>>,
 }
 
 impl<O: Observer> Engine<O> {
@@ -153,7 +166,14 @@ impl<O: Observer> Engine<O> {
         let mut engine = Engine {
             ext: (!config.features.is_empty()).then(|| Box::new(Extension::new(&config))),
             keys: (config.hot_keys > 0).then(|| Box::new(KeyTracker::new())),
-            rows: RowTable::new(config.shards, config.policy, config.key_hint),
+            adaptive: config
+                .adaptive
+                .map(|policy| Box::new(Adaptive::new(policy))),
+            rows: RowTable::new(
+                config.adaptive.map_or(config.shards, |a| a.start),
+                config.policy,
+                config.key_hint,
+            ),
             starts: Calendar::new(),
             calendar: Calendar::new(),
             series: WindowSeries::new(config.window, config.window_count),
@@ -192,13 +212,17 @@ impl<O: Observer> Engine<O> {
             self.handle_next_event(time);
         }
         while !self.series.is_complete() {
-            self.series.close_window(self.backlog, self.at_risk());
+            self.series
+                .close_window(self.backlog, self.at_risk(), self.rows.rows_total());
         }
         let extended = self.finish_extension();
-        let hot_keys = self
+        let mut hot_keys = self
             .keys
             .as_ref()
             .map_or_else(Vec::new, |keys| keys.hottest(self.config.hot_keys));
+        for key in &mut hot_keys {
+            key.rows = self.rows.rows_of(key.key);
+        }
         let run = ShardRun {
             shards: self.config.shards,
             arrivals: self.arrivals,
@@ -210,6 +234,13 @@ impl<O: Observer> Engine<O> {
             keys_touched: self.rows.keys_touched(),
             extended,
             hot_keys,
+            adaptive: self.adaptive.is_some(),
+            growths: self
+                .adaptive
+                .as_ref()
+                .map_or_else(Vec::new, |a| a.growths().to_vec()),
+            rows_total: self.rows.rows_total(),
+            max_key_rows: self.rows.max_key_rows(),
         };
         (run, self.observer)
     }
@@ -226,6 +257,7 @@ impl<O: Observer> Engine<O> {
             self.extended_arrival(arrival);
             return;
         }
+        self.apply_growth(arrival.key);
         let grant = self.rows.acquire(
             arrival.key,
             arrival.at,
@@ -238,7 +270,32 @@ impl<O: Observer> Engine<O> {
         if measured {
             self.record_key(arrival.key, grant.start - arrival.at);
         }
+        self.record_signal(arrival.key, grant.start - arrival.at);
         self.observer.on_increment(arrival, &grant, &self.rows);
+    }
+
+    /// Adaptive runs: gives the key the rows its writers now use (a growth whose cache delay
+    /// has passed).
+    #[inline(always)]
+    pub(super) fn apply_growth(&mut self, key: u32) {
+        if let Some(adaptive) = self.adaptive.as_mut()
+            && let Some(block) = self.rows.block_of(key)
+            && let Some(rows) = adaptive.due_rows(block, self.now)
+        {
+            self.rows.grow(key, rows);
+        }
+    }
+
+    /// Adaptive runs: feeds the key's growth signal with a wait.
+    #[inline(always)]
+    pub(super) fn record_signal(&mut self, key: u32, wait: SimTime) {
+        if let Some(adaptive) = self.adaptive.as_mut() {
+            let block = self
+                .rows
+                .block_of(key)
+                .expect("the key has rows once incremented");
+            adaptive.record(block, key, self.now, wait);
+        }
     }
 
     /// Counts a wait for its key, when per-key statistics are on.
@@ -341,7 +398,8 @@ impl<O: Observer> Engine<O> {
     #[inline]
     fn close_windows_through(&mut self, time: SimTime) {
         while time >= self.series.current_end() {
-            self.series.close_window(self.backlog, self.at_risk());
+            self.series
+                .close_window(self.backlog, self.at_risk(), self.rows.rows_total());
         }
     }
 }

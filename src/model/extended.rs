@@ -274,6 +274,7 @@ impl<O: Observer> Engine<O> {
         if measured {
             self.record_key(attempt.key, start - now);
         }
+        self.record_signal(attempt.key, start - now);
         let arrival = Arrival {
             at: now,
             hold: attempt.hold,

@@ -4,11 +4,13 @@
 //! - [`calendar`]: the event calendar, ordered by (time, sequence number);
 //! - [`rows`]: each key's shard rows, and the slot-choice policies;
 //! - [`hold`]: hold-time distributions;
+//! - [`adaptive`]: row counts that grow when a key gets hot;
 //! - [`random`]: the seeded random streams;
 //! - [`clients`]: timeouts, retries, write batching and the connection pool;
 //! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
 //! - [`engine`]: the discrete-event simulation of one shard count.
 
+pub mod adaptive;
 pub mod calendar;
 pub mod clients;
 pub mod counter;

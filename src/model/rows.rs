@@ -214,6 +214,8 @@ pub struct RowTable {
     free_at: Vec<SimTime>,
     /// Each row's count by index.
     counts: Vec<u64>,
+    /// Rows in use over all keys.
+    rows_in_use: u64,
 }
 
 impl RowTable {
@@ -229,6 +231,7 @@ impl RowTable {
             heaps: Vec::new(),
             free_at: Vec::new(),
             counts: Vec::new(),
+            rows_in_use: 0,
         }
     }
 
@@ -341,6 +344,7 @@ impl RowTable {
             }
             self.counts[base + slot as usize] = 0;
         }
+        self.rows_in_use += u64::from(rows - len);
         self.keys[block].len = rows;
     }
 
@@ -355,7 +359,13 @@ impl RowTable {
         match self.policy {
             Policy::EarliestFree => {
                 self.heaps.extend_from_within(from..to);
-                self.heaps.resize(new_offset + extra, FreeRow { free_at: 0, slot: 0 });
+                self.heaps.resize(
+                    new_offset + extra,
+                    FreeRow {
+                        free_at: 0,
+                        slot: 0,
+                    },
+                );
             }
             _ => {
                 self.free_at.extend_from_within(from..to);
@@ -369,12 +379,15 @@ impl RowTable {
 
     /// The key's total: the sum of its rows (0 for a key never incremented).
     pub fn total(&self, key: u32) -> u64 {
-        self.block_of(key).map_or(0, |block| self.block_total(block))
+        self.block_of(key)
+            .map_or(0, |block| self.block_total(block))
     }
 
     fn block_total(&self, block: usize) -> u64 {
         let KeyRows { offset, len, .. } = self.keys[block];
-        self.counts[offset as usize..(offset + len) as usize].iter().sum()
+        self.counts[offset as usize..(offset + len) as usize]
+            .iter()
+            .sum()
     }
 
     /// The count held by one row of `key` (0 for a key never incremented or a row it lacks).
@@ -394,12 +407,19 @@ impl RowTable {
 
     /// The sum of every row of every key.
     pub fn grand_total(&self) -> u64 {
-        (0..self.keys.len()).map(|block| self.block_total(block)).sum()
+        (0..self.keys.len())
+            .map(|block| self.block_total(block))
+            .sum()
     }
 
     /// Rows over all keys.
     pub fn rows_total(&self) -> u64 {
-        self.keys.iter().map(|k| u64::from(k.len)).sum()
+        self.rows_in_use
+    }
+
+    /// The most rows any key has.
+    pub fn max_key_rows(&self) -> u32 {
+        self.keys.iter().map(|k| k.len).max().unwrap_or(0)
     }
 
     /// Keys that have rows (were incremented at least once).
@@ -434,6 +454,7 @@ impl RowTable {
             capacity: n,
             cursor: 0,
         });
+        self.rows_in_use += u64::from(n);
         self.counts.extend(std::iter::repeat_n(0, n as usize));
         match self.policy {
             // Rows all free at 0 in index order already form a valid min-heap.
@@ -553,12 +574,27 @@ mod tests {
             }
             rows.acquire(1, 0, 100, 0, 0);
             rows.grow(0, 5);
-            assert_eq!((rows.rows_of(0), rows.total(0), rows.row_count(0, 4)), (5, 4, 0), "{policy}");
-            assert_eq!((rows.rows_of(1), rows.total(1), rows.grand_total(), rows.rows_total()), (2, 1, 5, 7));
+            assert_eq!(
+                (rows.rows_of(0), rows.total(0), rows.row_count(0, 4)),
+                (5, 4, 0),
+                "{policy}"
+            );
+            assert_eq!(
+                (
+                    rows.rows_of(1),
+                    rows.total(1),
+                    rows.grand_total(),
+                    rows.rows_total()
+                ),
+                (2, 1, 5, 7)
+            );
             if policy == Policy::EarliestFree {
                 // The new rows are free now: the next three updates take them without waiting.
                 let grants: Vec<Grant> = (0..3).map(|_| rows.acquire(0, 10, 1, 0, 0)).collect();
-                assert_eq!(grants.iter().map(|g| (g.slot, g.start)).collect::<Vec<_>>(), [(2, 10), (3, 10), (4, 10)]);
+                assert_eq!(
+                    grants.iter().map(|g| (g.slot, g.start)).collect::<Vec<_>>(),
+                    [(2, 10), (3, 10), (4, 10)]
+                );
             }
             rows.grow(0, 3);
             assert_eq!(rows.rows_of(0), 5, "never shrinks");

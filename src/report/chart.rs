@@ -78,6 +78,9 @@ pub fn render_all(
         register_font(FONT, FontStyle::Normal, FONT_BYTES)
             .unwrap_or_else(|_| panic!("the bundled font is valid"));
     });
+    // Shard-count axes show the static shard counts; the adaptive run appears over time.
+    let static_rows: Vec<SummaryRow> = rows.iter().filter(|r| !r.adaptive).cloned().collect();
+    let rows = &static_rows[..];
     let waits = WaitsFigure { scenario, rows };
     let backlog = BacklogFigure { scenario, runs };
     let throughput = throughput_figure(scenario, rows);
@@ -491,7 +494,7 @@ fn shard_points(
 fn window_lines(
     runs: &[ShardRun],
     point: impl Fn(usize, &WindowRow) -> Option<(f64, f64)>,
-) -> Vec<(u32, Vec<(f64, f64)>)> {
+) -> Vec<(String, Vec<(f64, f64)>)> {
     runs.iter()
         .map(|run| {
             let points = run
@@ -500,18 +503,27 @@ fn window_lines(
                 .enumerate()
                 .filter_map(|(i, w)| point(i, w))
                 .collect();
-            (run.shards, thin(points))
+            (run_name(run), thin(points))
         })
         .collect()
 }
 
 /// The label of a time-series line, saying so when all of it sits at zero (hidden under
 /// the others at the bottom of a log axis).
-fn series_label(shards: u32, values: &[(f64, f64)]) -> String {
+fn series_label(name: &str, values: &[(f64, f64)]) -> String {
     if values.iter().all(|p| p.1 <= 0.0) {
-        format!("N = {shards} (0 throughout)")
+        format!("{name} (0 throughout)")
     } else {
-        format!("N = {shards}")
+        name.to_owned()
+    }
+}
+
+/// A run's name in legends: `N = 16`, or `adaptive`.
+fn run_name(run: &ShardRun) -> String {
+    if run.adaptive {
+        "adaptive".into()
+    } else {
+        format!("N = {}", run.shards)
     }
 }
 
@@ -625,7 +637,7 @@ impl BacklogFigure<'_> {
         let mut legend = Legend::default();
         legend.add("offered rate (right axis)", Mark::Fill(grey.mix(0.3)));
         for (index, (shards, points)) in lines.iter().enumerate() {
-            legend.add(series_label(*shards, points), Mark::Line(colour(index)));
+            legend.add(series_label(shards, points), Mark::Line(colour(index)));
         }
         let (plot_area, legend_area) = legend.split(root);
         let caption = title(self.scenario, "backlog over time");
@@ -709,7 +721,7 @@ impl WaitOverTimeFigure<'_> {
         );
         let mut legend = Legend::default();
         for (index, (shards, points)) in lines.iter().enumerate() {
-            legend.add(series_label(*shards, points), Mark::Line(colour(index)));
+            legend.add(series_label(shards, points), Mark::Line(colour(index)));
         }
         if let Some(target) = target_ms {
             legend.add(

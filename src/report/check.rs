@@ -25,7 +25,11 @@ pub fn render(baseline: &str, moves: &[Move], strict: bool) -> String {
         let _ = writeln!(
             out,
             "{:>6}  {:<18}  {:>16}  {:>16}  {:>9}  {:>12}  {}",
-            m.shards,
+            if m.adaptive {
+                "adaptive".to_owned()
+            } else {
+                m.shards.to_string()
+            },
             m.column,
             number(m.old),
             number(m.new),

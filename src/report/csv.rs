@@ -10,7 +10,7 @@ use crate::stats::WaitSummary;
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 60] = [
+pub const SUMMARY_COLUMNS: [&str; 63] = [
     "scenario",
     "policy",
     "shards",
@@ -71,10 +71,13 @@ pub const SUMMARY_COLUMNS: [&str; 60] = [
     "neighbour_wait_mean_ms",
     "neighbour_wait_p99_ms",
     "hot_key_share",
+    "mode",
+    "rows_total",
+    "max_key_rows",
 ];
 
 /// The columns of `timeseries.csv`, in order.
-pub const TIMESERIES_COLUMNS: [&str; 10] = [
+pub const TIMESERIES_COLUMNS: [&str; 12] = [
     "scenario",
     "policy",
     "shards",
@@ -85,15 +88,22 @@ pub const TIMESERIES_COLUMNS: [&str; 10] = [
     "wait_p99_ms",
     "wait_max_ms",
     "at_risk",
+    "mode",
+    "rows",
 ];
 
 /// Columns of `summary.csv` that hold text; every other column is a number.
-pub const SUMMARY_TEXT_COLUMNS: [&str; 2] = ["scenario", "policy"];
+pub const SUMMARY_TEXT_COLUMNS: [&str; 3] = ["scenario", "policy", "mode"];
+
+/// The `mode` column: `adaptive` or `static` row counts.
+pub fn mode(adaptive: bool) -> &'static str {
+    if adaptive { "adaptive" } else { "static" }
+}
 
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
 /// The JSON output is built from the same fields, so the two always agree. Interval columns
 /// are empty with a single replication.
-pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 60]> {
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 63]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
@@ -141,7 +151,12 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
             ]
             .into_iter()
             .chain(extended_fields(row))
-            .chain([format!("{:.6}", row.hot_key_share)])
+            .chain([
+                format!("{:.6}", row.hot_key_share),
+                mode(row.adaptive).to_owned(),
+                row.rows_total.to_string(),
+                row.max_key_rows.to_string(),
+            ])
             .collect::<Vec<_>>()
             .try_into()
             .expect("one field per column")
@@ -204,7 +219,7 @@ fn extended_fields(row: &SummaryRow) -> [String; 23] {
 }
 
 /// The columns of `keys.csv`, in order.
-pub const KEY_COLUMNS: [&str; 11] = [
+pub const KEY_COLUMNS: [&str; 13] = [
     "scenario",
     "policy",
     "shards",
@@ -216,6 +231,8 @@ pub const KEY_COLUMNS: [&str; 11] = [
     "wait_mean_ms",
     "wait_p99_ms",
     "wait_max_ms",
+    "mode",
+    "rows",
 ];
 
 /// Renders `keys.csv`: the hottest keys of each shard count's first replication, with their
@@ -241,6 +258,41 @@ pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> 
                     fmt_ms(key.mean_wait_ns),
                     key.p99_wait_ns.map(fmt_ms).unwrap_or_default(),
                     fmt_ms(key.max_wait_ns),
+                    mode(row.adaptive).to_owned(),
+                    key.rows.to_string(),
+                ],
+            );
+        }
+    }
+    finish(writer)
+}
+
+/// The columns of `growth.csv`, in order.
+pub const GROWTH_COLUMNS: [&str; 6] = [
+    "scenario",
+    "key",
+    "published_s",
+    "effective_s",
+    "rows_before",
+    "rows_after",
+];
+
+/// Renders `growth.csv`: every growth of a key's row count in the adaptive run (first
+/// replication) — each key's row count over time as steps.
+pub fn growth_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    write(&mut writer, GROWTH_COLUMNS.iter().map(|c| c.to_string()));
+    for run in runs.iter().filter(|run| run.adaptive) {
+        for growth in &run.growths {
+            write(
+                &mut writer,
+                [
+                    scenario.name.clone(),
+                    scenario.key_name(growth.key).into_owned(),
+                    fmt_s(growth.published),
+                    fmt_s(growth.effective),
+                    growth.from.to_string(),
+                    growth.to.to_string(),
                 ],
             );
         }
@@ -322,6 +374,8 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     window.wait_p99_ns().map(fmt_ms).unwrap_or_default(),
                     window.wait_max_ns().map(fmt_ms).unwrap_or_default(),
                     window.at_risk.to_string(),
+                    mode(run.adaptive).to_owned(),
+                    window.rows.to_string(),
                 ],
             );
         }

@@ -33,13 +33,14 @@ pub struct EventLog<'a> {
 }
 
 impl<'a> EventLog<'a> {
-    /// Creates the part file at `path` for `shards`.
-    pub fn create(path: &Path, scenario: &'a Scenario, shards: u32) -> io::Result<Self> {
+    /// Creates the part file at `path` for the variant labelled `shards` (a shard count, or
+    /// `adaptive`).
+    pub fn create(path: &Path, scenario: &'a Scenario, shards: &str) -> io::Result<Self> {
         let file = File::create(path)?;
         Ok(EventLog {
             writer: csv::Writer::from_writer(BufWriter::new(file)),
             scenario,
-            shards: shards.to_string(),
+            shards: shards.to_owned(),
             error: None,
         })
     }

@@ -190,6 +190,25 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
     use crate::report::summary::compact;
     let ms = |ns: u64| compact(ns as f64 / 1e6);
     let mut tables = Vec::new();
+    if rows.iter().any(|row| row.adaptive || row.keys_touched > 1) {
+        tables.push(Table {
+            title: "rows created".into(),
+            header: ["shards", "keys touched", "rows", "most rows on one key"]
+                .map(String::from)
+                .to_vec(),
+            rows: rows
+                .iter()
+                .map(|row| {
+                    vec![
+                        row.label(),
+                        row.keys_touched.to_string(),
+                        row.rows_total.to_string(),
+                        row.max_key_rows.to_string(),
+                    ]
+                })
+                .collect(),
+        });
+    }
     let each = |get: &dyn Fn(&ExtendedSummary) -> Option<Vec<String>>| -> Option<Vec<Vec<String>>> {
         rows.iter()
             .map(|row| {

@@ -97,7 +97,7 @@ fn table(rows: &[SummaryRow], recommendation: &Recommendation) -> String {
             Verdict::NearCeiling => "near",
             Verdict::Overloaded => "overloaded",
         };
-        let recommended = recommendation.shards() == Some(row.shards);
+        let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
         let _ = writeln!(
             html,
             "<tr{}><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
@@ -107,7 +107,7 @@ fn table(rows: &[SummaryRow], recommendation: &Recommendation) -> String {
             } else {
                 ""
             },
-            row.shards,
+            row.label(),
             row.ceiling_per_s,
             row.utilization,
             row.peak_utilization,

@@ -90,8 +90,14 @@ pub struct SummaryRow {
     pub scenario: String,
     /// Slot-choice policy.
     pub policy: String,
-    /// Rows per key.
+    /// Rows per key (adaptive: the rows a key starts with).
     pub shards: u32,
+    /// Whether row counts adapted (`mode` = `adaptive`) or were fixed (`static`).
+    pub adaptive: bool,
+    /// Rows over all keys at the end (means over replications).
+    pub rows_total: u64,
+    /// The most rows any key had at the end.
+    pub max_key_rows: u32,
     /// Increments that arrived.
     pub arrivals: u64,
     /// Holds finished by the end of the simulated period.
@@ -102,7 +108,8 @@ pub struct SummaryRow {
     pub offered_per_s: f64,
     /// Mean completion rate: completed ÷ duration.
     pub throughput_per_s: f64,
-    /// Most increments a second one key's rows can take: shards ÷ mean hold.
+    /// Most increments a second one key's rows can take: shards ÷ mean hold (adaptive: the
+    /// busiest key's rows at the end).
     pub ceiling_per_s: f64,
     /// The busiest key's offered rate ÷ ceiling (all of it for one key); at or above 1 its
     /// queue grows without bound.
@@ -144,7 +151,16 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let shards = runs[0].shards;
     let duration_s = scenario.measured_duration_s();
     let mean_hold_s = scenario.hold.mean_ns() / 1e9;
-    let ceiling_per_s = f64::from(shards) / mean_hold_s;
+    // An adaptive run is judged by the rows its busiest key ended with.
+    let rows_per_key = if runs[0].adaptive {
+        runs.iter()
+            .map(|run| run.max_key_rows)
+            .max()
+            .unwrap_or(shards)
+    } else {
+        shards
+    };
+    let ceiling_per_s = f64::from(rows_per_key) / mean_hold_s;
     let mean =
         |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
     let arrivals = mean(&|run| run.arrivals as f64);
@@ -158,6 +174,9 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         scenario: scenario.name.clone(),
         policy: scenario.policy.to_string(),
         shards,
+        adaptive: runs[0].adaptive,
+        rows_total: mean(&|run| run.rows_total as f64).round() as u64,
+        max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
         arrivals: arrivals.round() as u64,
         completed: completed.round() as u64,
         duration_s,
@@ -235,6 +254,15 @@ fn wait_estimates(
 }
 
 impl SummaryRow {
+    /// The row's name in tables: its shard count, or `adaptive`.
+    pub fn label(&self) -> String {
+        if self.adaptive {
+            "adaptive".into()
+        } else {
+            self.shards.to_string()
+        }
+    }
+
     /// How this shard count fares at the peak.
     pub fn verdict(&self) -> Verdict {
         Verdict::of(self.peak_utilization)
@@ -276,7 +304,10 @@ pub fn reading(
          would be offered {:.2}× what it can take.",
         peak / row_ceiling
     );
-    let by_shards = |shards: u32| rows.iter().find(|row| row.shards == shards);
+    let by_shards = |shards: u32| {
+        rows.iter()
+            .find(|row| row.shards == shards && !row.adaptive)
+    };
     match recommendation.stable.and_then(by_shards) {
         Some(row) => text.push_str(&format!(
             " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
@@ -306,7 +337,11 @@ pub fn reading(
         }
     }
     let highlighted = recommendation.shards().or(recommendation.stable);
-    if let Some(below) = highlighted.and_then(|n| rows.iter().rev().find(|row| row.shards < n)) {
+    if let Some(below) = highlighted.and_then(|n| {
+        rows.iter()
+            .rev()
+            .find(|row| row.shards < n && !row.adaptive)
+    }) {
         text.push_str(&format!(
             " Just below, {} shards are {} at the peak: the backlog reaches {} and the p99 wait {}.",
             below.shards,
@@ -378,6 +413,9 @@ mod tests {
             scenario: "t".into(),
             policy: "earliest-free".into(),
             shards,
+            adaptive: false,
+            rows_total: u64::from(shards),
+            max_key_rows: shards,
             arrivals: 100,
             completed: 100,
             duration_s: 1.0,

@@ -87,7 +87,7 @@ pub fn render(
         paint(Style::new().underline(), header.join("  ").trim_end())
     );
     for (row, cells) in rows.iter().zip(&cells) {
-        let recommended = recommendation.shards() == Some(row.shards);
+        let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
         let verdict_style = match row.verdict() {
             Verdict::Stable => AnsiColor::Green.on_default(),
             Verdict::NearCeiling => AnsiColor::Yellow.on_default(),
@@ -166,7 +166,7 @@ fn wrap(text: &str, width: usize) -> String {
 fn row_cells(row: &SummaryRow) -> [String; 11] {
     let ms = |ns: u64| compact(ns as f64 / 1e6);
     [
-        row.shards.to_string(),
+        row.label(),
         compact(row.ceiling_per_s),
         format!("{:.2}", row.utilization),
         format!("{:.2}", row.peak_utilization),

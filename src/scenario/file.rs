@@ -49,6 +49,8 @@ pub struct ScenarioFile {
     pub pool: Option<PoolTable>,
     /// Other endpoints that share the pool (`[[neighbours]]`).
     pub neighbours: Option<Vec<NeighbourTable>>,
+    /// Adaptive row counts, simulated beside the static shard counts.
+    pub adaptive: Option<AdaptiveTable>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -203,4 +205,32 @@ pub struct NeighbourTable {
     pub rate_per_s: f64,
     /// How long each request holds its connection, ms.
     pub hold_ms: f64,
+}
+
+/// `[adaptive]`: keys start small and grow their row counts when they get hot.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveTable {
+    /// Rows a key starts with. Default 1.
+    pub start: Option<u32>,
+    /// Most rows a key may have.
+    pub max: Option<u32>,
+    /// Growth factor per step (> 1). Default 2.
+    pub factor: Option<f64>,
+    /// The signal: `{ p99_ms = 5 }` or `{ utilization = 0.7 }`.
+    pub grow_when: Option<GrowWhenTable>,
+    /// Length of a signal window, seconds. Default 1.
+    pub signal_window_s: Option<f64>,
+    /// How long writers cache a key's row count, seconds. Default 5.
+    pub writer_cache_ttl_s: Option<f64>,
+}
+
+/// `grow_when`: exactly one signal with its threshold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrowWhenTable {
+    /// Grow when a window's p99 wait exceeds this, ms.
+    pub p99_ms: Option<f64>,
+    /// Grow when a window's utilization exceeds this (0 to 1).
+    pub utilization: Option<f64>,
 }

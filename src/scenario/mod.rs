@@ -65,6 +65,8 @@ pub struct Scenario {
     pub check: file::CheckTable,
     /// Timeouts, retries, batching and the connection pool.
     pub features: std::sync::Arc<crate::model::clients::Features>,
+    /// Adaptive row counts, simulated beside the static shard counts.
+    pub adaptive: Option<crate::model::adaptive::AdaptivePolicy>,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }
@@ -88,6 +90,26 @@ pub struct RateSegment {
     pub end: SimTime,
     /// Arrivals per second during the segment.
     pub rate_per_s: f64,
+}
+
+/// One engine of a sweep: a static shard count, or the adaptive policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// Rows per key (for the adaptive variant: the rows a key starts with).
+    pub shards: u32,
+    /// Whether row counts adapt.
+    pub adaptive: bool,
+}
+
+impl Variant {
+    /// Its name in outputs: the shard count, or `adaptive`.
+    pub fn label(&self) -> String {
+        if self.adaptive {
+            "adaptive".into()
+        } else {
+            self.shards.to_string()
+        }
+    }
 }
 
 /// The targets a shard count must meet at the peak (`[slo]`); unset fields are not checked.
@@ -132,6 +154,22 @@ impl Scenario {
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
         let file = validate::parse(path, text)?;
         validate::resolve(path, file, overrides)
+    }
+
+    /// The engines of a sweep: every static shard count, then the adaptive policy if any.
+    pub fn variants(&self) -> Vec<Variant> {
+        let adaptive = self.adaptive.map(|a| Variant {
+            shards: a.start,
+            adaptive: true,
+        });
+        self.shards
+            .iter()
+            .map(|&shards| Variant {
+                shards,
+                adaptive: false,
+            })
+            .chain(adaptive)
+            .collect()
     }
 
     /// Number of time-series windows: `ceil(horizon / window)`.

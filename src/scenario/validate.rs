@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::file::AdaptiveTable;
 use super::file::{
     ArrivalsTable, BatchingTable, ClientTable, HoldTable, KeysTable, NeighbourTable, PoolTable,
     ScenarioFile, SloTable, UsersTable,
@@ -10,6 +11,7 @@ use super::file::{
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
+use crate::model::adaptive::{AdaptivePolicy, GrowWhen};
 use crate::model::clients::{Batching, ClientPolicy, Crash, Features, Neighbour, OnTimeout, Pool};
 use crate::model::hold::MAX_HOLD_NS;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
@@ -168,6 +170,23 @@ pub(super) fn resolve(
     let check = file.check.clone().unwrap_or_default();
     check_tolerances(&check).map_err(|(field, m)| err(&field, m))?;
     let features = resolve_features(&file, &hold, horizon).map_err(|(field, m)| err(&field, m))?;
+    let adaptive = file
+        .adaptive
+        .as_ref()
+        .map(|table| resolve_adaptive(table, &hold))
+        .transpose()
+        .map_err(|(field, m)| err(&field, m))?;
+    if let Some(policy) = &adaptive {
+        let total_rows = key_count_for_limit(&arrivals, &keys) * u64::from(policy.max);
+        if total_rows > MAX_TOTAL_ROWS {
+            return Err(err(
+                "adaptive.max",
+                format!(
+                    "the keys could grow to {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; lower max or the key count"
+                ),
+            ));
+        }
+    }
     let key_count = match &arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64,
         ArrivalPlan::Poisson { .. } => u64::from(keys.count),
@@ -226,6 +245,7 @@ pub(super) fn resolve(
         warmup,
         check,
         features: std::sync::Arc::new(features),
+        adaptive,
         resolved: file,
     })
 }
@@ -817,5 +837,73 @@ fn resolve_pool(table: &PoolTable, neighbours: &[NeighbourTable]) -> Result<Pool
     Ok(Pool {
         size,
         neighbours: resolved,
+    })
+}
+
+fn key_count_for_limit(arrivals: &ArrivalPlan, keys: &KeyPlan) -> u64 {
+    match arrivals {
+        ArrivalPlan::Trace(info) => info.keys.len() as u64,
+        ArrivalPlan::Poisson { .. } => u64::from(keys.count),
+    }
+}
+
+fn resolve_adaptive(table: &AdaptiveTable, hold: &HoldDist) -> Result<AdaptivePolicy, FieldError> {
+    let start = table.start.unwrap_or(1);
+    if start == 0 || start > MAX_SHARDS {
+        return Err((
+            "adaptive.start".into(),
+            format!("must be from 1 to {MAX_SHARDS}, got {start}"),
+        ));
+    }
+    let max = table.max.ok_or_else(|| {
+        (
+            "adaptive.max".to_owned(),
+            "missing: the most rows a key may grow to".to_owned(),
+        )
+    })?;
+    if max < start || max > MAX_SHARDS {
+        return Err((
+            "adaptive.max".into(),
+            format!("must be from start ({start}) to {MAX_SHARDS}, got {max}"),
+        ));
+    }
+    let factor = number(table.factor.unwrap_or(2.0), Min::Above(1.0), 16.0)
+        .map_err(|m| ("adaptive.factor".to_owned(), m))?;
+    let grow_when = match table.grow_when.as_ref().map(|g| (g.p99_ms, g.utilization)) {
+        Some((Some(p99), None)) => GrowWhen::P99Wait(ms_f64_to_ns(
+            number(p99, Min::Above(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("adaptive.grow_when.p99_ms".to_owned(), m))?,
+        )),
+        Some((None, Some(u))) => GrowWhen::Utilization(
+            number(u, Min::Above(0.0), 1.0)
+                .map_err(|m| ("adaptive.grow_when.utilization".to_owned(), m))?,
+        ),
+        _ => {
+            return Err((
+                "adaptive.grow_when".into(),
+                "set exactly one signal: { p99_ms = 5 } or { utilization = 0.7 }".into(),
+            ));
+        }
+    };
+    let window_s = number(
+        table.signal_window_s.unwrap_or(1.0),
+        Min::AtLeast(0.001),
+        MAX_DURATION_S,
+    )
+    .map_err(|m| ("adaptive.signal_window_s".to_owned(), m))?;
+    let ttl_s = number(
+        table.writer_cache_ttl_s.unwrap_or(5.0),
+        Min::AtLeast(0.0),
+        MAX_DURATION_S,
+    )
+    .map_err(|m| ("adaptive.writer_cache_ttl_s".to_owned(), m))?;
+    Ok(AdaptivePolicy {
+        start,
+        max,
+        factor,
+        grow_when,
+        window: s_f64_to_ns(window_s),
+        cache_ttl: s_f64_to_ns(ttl_s),
+        mean_hold_ns: hold.mean_ns(),
     })
 }

@@ -38,6 +38,8 @@ pub struct KeyFigures {
     pub p99_wait_ns: Option<SimTime>,
     /// Longest wait.
     pub max_wait_ns: SimTime,
+    /// Rows the key had at the end (filled in by the engine).
+    pub rows: u32,
 }
 
 /// Per-key statistics, indexed like the rows: by the order in which keys were first touched.
@@ -99,6 +101,7 @@ impl KeyTracker {
                     .filter(|w| !w.is_empty())
                     .map(|w| w.value_at_quantile(0.99).min(stat.max_wait_ns)),
                 max_wait_ns: stat.max_wait_ns,
+                rows: 0,
             })
             .collect()
     }

@@ -6,7 +6,7 @@ use crate::model::SimTime;
 use super::waits::WaitStats;
 
 /// One window of the time series; window `k` covers `[k·window, (k+1)·window)`. Kept small
-/// (48 bytes), as a run holds one per window.
+/// (56 bytes), as a run holds one per window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRow {
     /// Increments that arrived in the window.
@@ -17,6 +17,8 @@ pub struct WindowRow {
     pub backlog: u64,
     /// Likes held in batching servers' memory, not yet flushed, at the window's end.
     pub at_risk: u64,
+    /// Rows over all keys at the window's end.
+    pub rows: u64,
     wait_p99_ns: SimTime,
     wait_max_ns: SimTime,
 }
@@ -84,14 +86,15 @@ impl WindowSeries {
         self.started += 1;
     }
 
-    /// Closes the current window with the backlog and the counts at risk at its end, and opens
-    /// the next.
-    pub fn close_window(&mut self, backlog: u64, at_risk: u64) {
+    /// Closes the current window with the backlog, the counts at risk and the rows at its end,
+    /// and opens the next.
+    pub fn close_window(&mut self, backlog: u64, at_risk: u64, rows: u64) {
         self.rows.push(WindowRow {
             arrivals: self.arrivals,
             started: self.started,
             backlog,
             at_risk,
+            rows,
             wait_p99_ns: self.waits.quantile_ns(0.99),
             wait_max_ns: self.waits.max_ns(),
         });

@@ -26,6 +26,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         features: Arc::new(features),
         seed: 3,
         hot_keys: 0,
+        adaptive: None,
     }
 }
 

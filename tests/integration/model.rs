@@ -133,6 +133,7 @@ proptest! {
             features: Default::default(),
             seed: 1,
             hot_keys: 3,
+            adaptive: None,
         };
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {
@@ -218,5 +219,85 @@ proptest! {
             let (_, start) = reference.increment(&arrival);
             prop_assert_eq!(counter.increment(&name, arrival.at), Ok(start - arrival.at));
         }
+    }
+}
+
+mod adaptive {
+    use shardsim::model::adaptive::{AdaptivePolicy, GrowWhen};
+    use shardsim::model::{Arrival, Engine, EngineConfig, Grant, Observer, Policy, RowTable, ms};
+
+    #[derive(Default)]
+    struct Slots(Vec<(u64, u32, u64)>);
+
+    impl Observer for Slots {
+        fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, _: &RowTable) {
+            self.0
+                .push((arrival.at, grant.slot, grant.start - arrival.at));
+        }
+    }
+
+    #[test]
+    fn a_key_grows_when_its_signal_crosses_and_writers_see_it_after_their_cache() {
+        // One key, 10 ms holds, a like every 5 ms: one row is offered twice what it can take,
+        // so nearly every wait in the first second passes 5 ms. The window ends at 1 s: the
+        // first like after it closes the window, the growth to 2 rows is published at 1 s and
+        // writers use it from 1.5 s (their cache lives 0.5 s).
+        let policy = AdaptivePolicy {
+            start: 1,
+            max: 4,
+            factor: 2.0,
+            grow_when: GrowWhen::P99Wait(ms(5)),
+            window: ms(1000),
+            cache_ttl: ms(500),
+            mean_hold_ns: 10e6,
+        };
+        let config = EngineConfig {
+            shards: 1,
+            policy: Policy::EarliestFree,
+            horizon: ms(3000),
+            window: ms(1000),
+            window_count: 3,
+            key_hint: 1,
+            measure_from: 0,
+            features: Default::default(),
+            seed: 1,
+            hot_keys: 0,
+            adaptive: Some(policy),
+        };
+        let arrivals: Vec<Arrival> = (0..600)
+            .map(|i| Arrival {
+                at: ms(i * 5),
+                hold: ms(10),
+                random_bits: 0,
+                user: 0,
+                key: 0,
+                endpoint: 0,
+            })
+            .collect();
+        let mut engine = Engine::new(config, Slots::default());
+        for (done, chunk) in arrivals.chunks(50).enumerate() {
+            engine.feed(chunk);
+            // Counts are conserved across growth: the rows hold every increment so far.
+            assert_eq!(engine.rows().grand_total(), (done as u64 + 1) * 50);
+        }
+        let (run, slots) = engine.finish();
+        let first = run.growths[0];
+        assert_eq!(
+            (first.published, first.effective, first.from, first.to),
+            (ms(1000), ms(1500), 1, 2)
+        );
+        let slot_at = |t: u64| slots.0.iter().find(|s| s.0 == ms(t)).unwrap().1;
+        assert_eq!(
+            slot_at(1495),
+            0,
+            "writers still use one row before their cache expires"
+        );
+        assert_eq!(slot_at(1500), 1, "the new row, free at once, from 1.5 s");
+        // Still overloaded with 2 rows (2 × 100/s < 200/s): it grows again at 2 s, to 4.
+        assert_eq!(run.growths.len(), 2);
+        assert_eq!((run.growths[1].published, run.growths[1].to), (ms(2000), 4));
+        assert_eq!(run.rows_total, 4);
+        assert_eq!(run.windows.last().unwrap().rows, 4);
+        assert!(slots.0.iter().filter(|s| s.0 >= ms(2500)).all(|s| s.1 < 4));
     }
 }

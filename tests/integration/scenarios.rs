@@ -200,7 +200,7 @@ fn many_keys_report_their_hottest_and_judge_by_the_busiest() {
     let lines: Vec<&str> = keys.lines().collect();
     assert_eq!(
         lines[0],
-        "scenario,policy,shards,rank,key,arrivals,offered_per_s,utilization,wait_mean_ms,wait_p99_ms,wait_max_ms"
+        "scenario,policy,shards,rank,key,arrivals,offered_per_s,utilization,wait_mean_ms,wait_p99_ms,wait_max_ms,mode,rows"
     );
     assert_eq!(lines.len(), 1 + 2 * 3, "three keys per shard count");
     // Zipf rank 1 is key 0, and ranks are ordered by arrivals.
