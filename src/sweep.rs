@@ -54,6 +54,7 @@ pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) ->
         } else {
             None
         },
+        hot_key: scenario.hot_key(),
     }
 }
 

@@ -9,6 +9,7 @@
 //! leaves the others' draws unchanged.
 
 mod neighbours;
+mod reads;
 pub mod synthetic;
 pub mod trace;
 
@@ -64,6 +65,7 @@ impl Likes<'_> {
 pub struct ArrivalSource<'a> {
     likes: Likes<'a>,
     neighbours: Option<neighbours::Neighbours>,
+    reads: Option<reads::ReadStream>,
     /// Likes read ahead while merging with neighbours, and the next one to use.
     ahead: Vec<Arrival>,
     next: usize,
@@ -88,19 +90,30 @@ impl<'a> ArrivalSource<'a> {
             .as_ref()
             .filter(|pool| !pool.neighbours.is_empty())
             .map(|pool| neighbours::Neighbours::new(&pool.neighbours, seed, scenario.horizon));
+        let reads = match (&scenario.read_segments, scenario.features.reads) {
+            (Some(segments), Some(reads)) => Some(reads::ReadStream::new(
+                scenario,
+                segments.clone(),
+                reads.feed_size,
+                seed,
+            )),
+            _ => None,
+        };
         Ok(ArrivalSource {
             likes,
             neighbours,
+            reads,
             ahead: Vec::new(),
             next: 0,
         })
     }
 
     /// Replaces `chunk`'s contents with up to `max` next arrivals; leaves it empty at the end.
+    /// Likes, neighbours' requests and reads are merged in time order (on ties in that order).
     pub fn fill(&mut self, chunk: &mut Vec<Arrival>, max: usize) -> Result<(), InputError> {
-        let Some(neighbours) = self.neighbours.as_mut() else {
+        if self.neighbours.is_none() && self.reads.is_none() {
             return self.likes.fill(chunk, max);
-        };
+        }
         chunk.clear();
         while chunk.len() < max {
             if self.next == self.ahead.len() {
@@ -108,21 +121,23 @@ impl<'a> ArrivalSource<'a> {
                 self.next = 0;
             }
             let like = self.ahead.get(self.next).copied();
-            let request = neighbours.peek();
-            match (like, request) {
-                (Some(like), Some(request)) if request.at < like.at => {
-                    chunk.push(request);
-                    neighbours.advance();
-                }
-                (Some(like), _) => {
-                    chunk.push(like);
-                    self.next += 1;
-                }
-                (None, Some(request)) => {
-                    chunk.push(request);
-                    neighbours.advance();
-                }
-                (None, None) => break,
+            let request = self.neighbours.as_ref().and_then(|n| n.peek());
+            let read = self.reads.as_ref().and_then(|r| r.peek());
+            let earliest = [like, request, read]
+                .into_iter()
+                .flatten()
+                .map(|a| a.at)
+                .min();
+            let Some(at) = earliest else { break };
+            if let Some(like) = like.filter(|l| l.at == at) {
+                chunk.push(like);
+                self.next += 1;
+            } else if let Some(request) = request.filter(|r| r.at == at) {
+                chunk.push(request);
+                self.neighbours.as_mut().expect("peeked").advance();
+            } else if let Some(read) = read {
+                chunk.push(read);
+                self.reads.as_mut().expect("peeked").advance();
             }
         }
         Ok(())

@@ -74,6 +74,8 @@ pub struct TraceInfo {
     pub peak_window_arrivals: u64,
     /// The busiest key's share of all arrivals.
     pub hot_key_share: f64,
+    /// The busiest key (the first of equals).
+    pub hot_key: u32,
 }
 
 /// Reads the whole trace once, checking every line; `horizon`, when set, must lie after the
@@ -138,6 +140,11 @@ pub fn scan(
         last_at,
         peak_window_arrivals,
         hot_key_share: per_key.iter().copied().max().unwrap_or(0) as f64 / arrivals as f64,
+        hot_key: per_key
+            .iter()
+            .enumerate()
+            .max_by_key(|&(id, &count)| (count, std::cmp::Reverse(id)))
+            .map_or(0, |(id, _)| id as u32),
     })
 }
 

@@ -79,6 +79,31 @@ pub struct Pool {
     pub neighbours: Vec<Neighbour>,
 }
 
+/// How a read gets a key's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Sum the key's rows on every read (touches every row; never stale).
+    Sum,
+    /// Read a cached total, rebuilt from the rows when it is older than the cache time.
+    Cached,
+}
+
+/// `[reads]`: the read path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reads {
+    /// How a read gets the count.
+    pub mode: ReadMode,
+    /// Age at which a cached total is rebuilt.
+    pub cache_ttl: SimTime,
+    /// Keys one read request reads (a feed of posts).
+    pub feed_size: u32,
+    /// Whether summing the rows takes their locks (queueing with the writes) instead of
+    /// reading a snapshot (MVCC).
+    pub lock: bool,
+    /// How long a locking read holds the rows.
+    pub lock_hold: SimTime,
+}
+
 /// The optional behaviours of a scenario.
 #[derive(Debug, Clone, Default)]
 pub struct Features {
@@ -88,14 +113,22 @@ pub struct Features {
     pub batching: Option<Batching>,
     /// The shared connection pool.
     pub pool: Option<Pool>,
+    /// The read path.
+    pub reads: Option<Reads>,
 }
 
 impl Features {
     /// Whether none is set: the engine then runs the exact core on its fast path.
     pub fn is_empty(&self) -> bool {
-        self.client.is_none() && self.batching.is_none() && self.pool.is_none()
+        self.client.is_none()
+            && self.batching.is_none()
+            && self.pool.is_none()
+            && self.reads.is_none()
     }
 }
+
+/// The `endpoint` of an [`super::Arrival`] that is a read of its key.
+pub const READ_ENDPOINT: u16 = u16::MAX;
 
 /// One request to the database: a like's attempt, or a batching server's flush.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -68,6 +68,8 @@ pub struct EngineConfig {
     pub hot_keys: usize,
     /// Adaptive row counts (keys then start with `shards` rows and grow).
     pub adaptive: Option<AdaptivePolicy>,
+    /// The busiest key, whose rows the time series follows.
+    pub hot_key: u32,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -212,8 +214,7 @@ impl<O: Observer> Engine<O> {
             self.handle_next_event(time);
         }
         while !self.series.is_complete() {
-            self.series
-                .close_window(self.backlog, self.at_risk(), self.rows.rows_total());
+            self.close_window();
         }
         let extended = self.finish_extension();
         let mut hot_keys = self
@@ -398,8 +399,16 @@ impl<O: Observer> Engine<O> {
     #[inline]
     fn close_windows_through(&mut self, time: SimTime) {
         while time >= self.series.current_end() {
-            self.series
-                .close_window(self.backlog, self.at_risk(), self.rows.rows_total());
+            self.close_window();
         }
+    }
+
+    /// Closes the time series' current window with the state at its end.
+    fn close_window(&mut self) {
+        let rows = (
+            self.rows.rows_total(),
+            self.rows.rows_of(self.config.hot_key),
+        );
+        self.series.close_window(self.backlog, self.at_risk(), rows);
     }
 }

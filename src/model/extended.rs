@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::clients::{Attempt, ClientCounts, Features, OnTimeout};
+use super::clients::{Attempt, ClientCounts, Features, OnTimeout, READ_ENDPOINT, ReadMode};
 use super::engine::{Arrival, Engine, EngineConfig, Event, Observer};
 use super::random::{SimRng, Stream, bounded, stream_rng};
 use super::rows::{FreeHeap, Grant};
@@ -22,6 +22,25 @@ pub struct ExtendedRun {
     pub batching: Option<BatchRun>,
     /// The connection pool.
     pub pool: Option<PoolRun>,
+    /// The read path.
+    pub reads: Option<ReadRun>,
+}
+
+/// What the read path did.
+#[derive(Debug, Clone)]
+pub struct ReadRun {
+    /// Key reads (a feed request reads `feed_size` keys).
+    pub key_reads: u64,
+    /// Rows read (summing a key reads all its rows).
+    pub rows_touched: u64,
+    /// Reads answered from the cached total.
+    pub cache_hits: u64,
+    /// How many likes the shown count trailed the true one (likes, as counts).
+    pub staleness_likes: WaitStats,
+    /// How old the shown count was, ns (0 when summed on the spot).
+    pub staleness: WaitStats,
+    /// Waits of locking reads for the rows, ns.
+    pub lock_waits: WaitStats,
 }
 
 /// What the clients experienced.
@@ -93,6 +112,14 @@ pub(super) struct Extension {
     at_risk_since: SimTime,
     neighbour_waits: Vec<WaitStats>,
     like_connection_waits: WaitStats,
+    /// Cached totals: key → (built at, value).
+    read_cache: rustc_hash::FxHashMap<u32, (SimTime, u64)>,
+    key_reads: u64,
+    rows_touched: u64,
+    cache_hits: u64,
+    staleness_likes: WaitStats,
+    staleness: WaitStats,
+    lock_waits: WaitStats,
 }
 
 impl Extension {
@@ -121,6 +148,13 @@ impl Extension {
             at_risk_since: 0,
             neighbour_waits: vec![WaitStats::new(); neighbours],
             like_connection_waits: WaitStats::new(),
+            read_cache: rustc_hash::FxHashMap::default(),
+            key_reads: 0,
+            rows_touched: 0,
+            cache_hits: 0,
+            staleness_likes: WaitStats::new(),
+            staleness: WaitStats::new(),
+            lock_waits: WaitStats::new(),
             features,
         }
     }
@@ -164,6 +198,10 @@ impl<O: Observer> Engine<O> {
     /// An arrival when some behaviour is on: a neighbour's request, a like for a batching
     /// server, or a like's first attempt.
     pub(super) fn extended_arrival(&mut self, arrival: &Arrival) {
+        if arrival.endpoint == READ_ENDPOINT {
+            self.read(arrival.key);
+            return;
+        }
         if arrival.endpoint > 0 {
             self.neighbour_request(usize::from(arrival.endpoint - 1), arrival.hold);
             return;
@@ -336,6 +374,63 @@ impl<O: Observer> Engine<O> {
             .schedule(at.saturating_add(jitter), Event::Retry(index));
     }
 
+    /// A read of `key`'s count: summed from its rows, or from a cached total rebuilt from the
+    /// rows once it is older than the cache time.
+    fn read(&mut self, key: u32) {
+        let now = self.now;
+        let measured = now >= self.config.measure_from;
+        let ext = self.ext.as_mut().expect("reads have an extension");
+        let reads = ext.features.reads.expect("reads come from [reads]");
+        let true_count = self.rows.total(key);
+        let rows = match self.rows.rows_of(key) {
+            0 => self.config.adaptive.map_or(self.config.shards, |a| a.start),
+            n => n,
+        };
+        let cached = match reads.mode {
+            ReadMode::Sum => None,
+            ReadMode::Cached => ext
+                .read_cache
+                .get(&key)
+                .copied()
+                .filter(|&(built, _)| now < built.saturating_add(reads.cache_ttl)),
+        };
+        if measured {
+            ext.key_reads += 1;
+        }
+        let (shown, age) = match cached {
+            Some((built, value)) => {
+                if measured {
+                    ext.cache_hits += 1;
+                }
+                (value, now - built)
+            }
+            None => {
+                // Summing the rows: a snapshot, or — with locks — after every row is free.
+                let ready = if reads.lock {
+                    self.rows.lock_all(key, now, reads.lock_hold)
+                } else {
+                    now
+                };
+                let ext = self.ext.as_mut().expect("reads have an extension");
+                if measured {
+                    ext.rows_touched += u64::from(rows);
+                    if reads.lock {
+                        ext.lock_waits.record(ready - now);
+                    }
+                }
+                if reads.mode == ReadMode::Cached {
+                    ext.read_cache.insert(key, (ready, true_count));
+                }
+                (true_count, 0)
+            }
+        };
+        let ext = self.ext.as_mut().expect("reads have an extension");
+        if measured {
+            ext.staleness_likes.record(true_count - shown);
+            ext.staleness.record(age);
+        }
+    }
+
     /// A neighbour endpoint's request: it waits only for a connection.
     fn neighbour_request(&mut self, index: usize, hold: SimTime) {
         let now = self.now;
@@ -452,10 +547,19 @@ impl<O: Observer> Engine<O> {
                 .collect(),
             like_waits: ext.like_connection_waits.clone(),
         });
+        let reads = features.reads.map(|_| ReadRun {
+            key_reads: ext.key_reads,
+            rows_touched: ext.rows_touched,
+            cache_hits: ext.cache_hits,
+            staleness_likes: ext.staleness_likes.clone(),
+            staleness: ext.staleness.clone(),
+            lock_waits: ext.lock_waits.clone(),
+        });
         Some(ExtendedRun {
             client,
             batching,
             pool,
+            reads,
         })
     }
 }

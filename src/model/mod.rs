@@ -23,7 +23,7 @@ pub mod time;
 
 pub use counter::ShardedCounter;
 pub use engine::{Arrival, Engine, EngineConfig, NO_USER, NoEvents, Observer, ShardRun};
-pub use extended::{BatchRun, ClientRun, ExtendedRun, PoolRun};
+pub use extended::{BatchRun, ClientRun, ExtendedRun, PoolRun, ReadRun};
 pub use hold::HoldDist;
 pub use rows::{Grant, Policy, RowTable};
 pub use time::{SimTime, ms};

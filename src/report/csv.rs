@@ -10,7 +10,7 @@ use crate::stats::WaitSummary;
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 63] = [
+pub const SUMMARY_COLUMNS: [&str; 72] = [
     "scenario",
     "policy",
     "shards",
@@ -74,10 +74,19 @@ pub const SUMMARY_COLUMNS: [&str; 63] = [
     "mode",
     "rows_total",
     "max_key_rows",
+    "read_requests_per_s",
+    "rows_read_per_s",
+    "rows_per_read",
+    "cache_hit_ratio",
+    "staleness_mean_ms",
+    "staleness_p99_ms",
+    "staleness_likes_mean",
+    "staleness_likes_p99",
+    "read_lock_wait_p99_ms",
 ];
 
 /// The columns of `timeseries.csv`, in order.
-pub const TIMESERIES_COLUMNS: [&str; 12] = [
+pub const TIMESERIES_COLUMNS: [&str; 13] = [
     "scenario",
     "policy",
     "shards",
@@ -90,6 +99,7 @@ pub const TIMESERIES_COLUMNS: [&str; 12] = [
     "at_risk",
     "mode",
     "rows",
+    "hot_key_rows",
 ];
 
 /// Columns of `summary.csv` that hold text; every other column is a number.
@@ -103,7 +113,7 @@ pub fn mode(adaptive: bool) -> &'static str {
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
 /// The JSON output is built from the same fields, so the two always agree. Interval columns
 /// are empty with a single replication.
-pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 63]> {
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 72]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
@@ -157,6 +167,7 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
                 row.rows_total.to_string(),
                 row.max_key_rows.to_string(),
             ])
+            .chain(read_fields(row))
             .collect::<Vec<_>>()
             .try_into()
             .expect("one field per column")
@@ -215,6 +226,24 @@ fn extended_fields(row: &SummaryRow) -> [String; 23] {
             .unwrap_or_default(),
         pool.map(|p| fmt_ms(p.neighbour_wait.p99_ns))
             .unwrap_or_default(),
+    ]
+}
+
+/// The read-path columns, empty without `[reads]`.
+fn read_fields(row: &SummaryRow) -> [String; 9] {
+    let Some(r) = row.extended.as_ref().and_then(|e| e.reads.as_ref()) else {
+        return Default::default();
+    };
+    [
+        format!("{:.3}", r.requests_per_s),
+        format!("{:.3}", r.rows_touched_per_s),
+        format!("{:.4}", r.rows_per_read),
+        format!("{:.4}", r.cache_hit_ratio),
+        fmt_ms(r.staleness.mean_ns),
+        fmt_ms(r.staleness.p99_ns),
+        r.staleness_likes.mean_ns.to_string(),
+        r.staleness_likes.p99_ns.to_string(),
+        fmt_ms(r.lock_wait.p99_ns),
     ]
 }
 
@@ -376,6 +405,7 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     window.at_risk.to_string(),
                     mode(run.adaptive).to_owned(),
                     window.rows.to_string(),
+                    window.hot_key_rows.to_string(),
                 ],
             );
         }

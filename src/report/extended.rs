@@ -71,6 +71,25 @@ pub struct PoolSummary {
     pub neighbours: Vec<(String, WaitSummary)>,
 }
 
+/// What the read path did (means over replications; measured period).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReadSummary {
+    /// Read requests per second (each reads `feed_size` keys).
+    pub requests_per_s: f64,
+    /// Rows read per second.
+    pub rows_touched_per_s: f64,
+    /// Rows read per key read.
+    pub rows_per_read: f64,
+    /// Share of key reads answered from the cached total.
+    pub cache_hit_ratio: f64,
+    /// How many likes the shown count trailed the true one (pooled; counts, not ns).
+    pub staleness_likes: WaitSummary,
+    /// How old the shown count was (pooled).
+    pub staleness: WaitSummary,
+    /// Locking reads' waits for the rows (pooled).
+    pub lock_wait: WaitSummary,
+}
+
 /// The optional behaviours' figures.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedSummary {
@@ -80,6 +99,8 @@ pub struct ExtendedSummary {
     pub batching: Option<BatchSummary>,
     /// The connection pool.
     pub pool: Option<PoolSummary>,
+    /// The read path.
+    pub reads: Option<ReadSummary>,
 }
 
 /// The figures of `runs` (one shard count's replications), when the scenario has any of the
@@ -167,10 +188,43 @@ pub fn summarize_extended(scenario: &Scenario, runs: &[ShardRun]) -> Option<Exte
                 .collect(),
         }
     });
+    let reads = extended[0].reads.as_ref().map(|_| {
+        let feed = f64::from(scenario.features.reads.map_or(1, |r| r.feed_size));
+        let (mut likes, mut ages, mut locks) =
+            (WaitStats::new(), WaitStats::new(), WaitStats::new());
+        let (mut key_reads, mut rows, mut hits) = (0u64, 0u64, 0u64);
+        for run in &extended {
+            let Some(r) = &run.reads else { continue };
+            likes += &r.staleness_likes;
+            ages += &r.staleness;
+            locks += &r.lock_waits;
+            key_reads += r.key_reads;
+            rows += r.rows_touched;
+            hits += r.cache_hits;
+        }
+        let measured_s = scenario.measured_duration_s() * n;
+        let per_read = |value: u64| {
+            if key_reads > 0 {
+                value as f64 / key_reads as f64
+            } else {
+                0.0
+            }
+        };
+        ReadSummary {
+            requests_per_s: key_reads as f64 / feed / measured_s,
+            rows_touched_per_s: rows as f64 / measured_s,
+            rows_per_read: per_read(rows),
+            cache_hit_ratio: per_read(hits),
+            staleness_likes: likes.summary(),
+            staleness: ages.summary(),
+            lock_wait: locks.summary(),
+        }
+    });
     Some(ExtendedSummary {
         client,
         batching,
         pool,
+        reads,
     })
 }
 
@@ -279,6 +333,39 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 "at risk mean",
                 "at risk max",
                 "lost",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: table_rows,
+        });
+    }
+    let read_rows = each(&|e| {
+        e.reads.as_ref().map(|r| {
+            vec![
+                compact(r.requests_per_s),
+                compact(r.rows_touched_per_s),
+                compact(r.rows_per_read),
+                format!("{:.3}", r.cache_hit_ratio),
+                ms(r.staleness.mean_ns),
+                ms(r.staleness.p99_ns),
+                compact(r.staleness_likes.mean_ns as f64),
+                compact(r.staleness_likes.p99_ns as f64),
+            ]
+        })
+    });
+    if let Some(table_rows) = read_rows {
+        tables.push(Table {
+            title: "reads".into(),
+            header: [
+                "shards",
+                "reads/s",
+                "rows read/s",
+                "rows/read",
+                "cache hits",
+                "stale mean ms",
+                "stale p99 ms",
+                "stale likes mean",
+                "p99",
             ]
             .map(String::from)
             .to_vec(),

@@ -51,6 +51,8 @@ pub struct ScenarioFile {
     pub neighbours: Option<Vec<NeighbourTable>>,
     /// Adaptive row counts, simulated beside the static shard counts.
     pub adaptive: Option<AdaptiveTable>,
+    /// The read path.
+    pub reads: Option<ReadsTable>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -233,4 +235,24 @@ pub struct GrowWhenTable {
     pub p99_ms: Option<f64>,
     /// Grow when a window's utilization exceeds this (0 to 1).
     pub utilization: Option<f64>,
+}
+
+/// `[reads]`: how the count is read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadsTable {
+    /// Read requests per second (Poisson)…
+    pub rate_per_s: Option<f64>,
+    /// …or read requests per like, following the likes' rate.
+    pub per_write: Option<f64>,
+    /// `sum` (add up the rows on every read) or `cached` (a cached total). Default `sum`.
+    pub mode: Option<String>,
+    /// Age at which a cached total is rebuilt, seconds. Default 5.
+    pub cache_ttl_s: Option<f64>,
+    /// Keys one read request reads (a feed of posts). Default 1.
+    pub feed_size: Option<u32>,
+    /// Whether summing rows takes their locks and queues with the writes. Default false.
+    pub reads_lock: Option<bool>,
+    /// How long a locking read holds the rows, ms. Default: the mean hold.
+    pub lock_hold_ms: Option<f64>,
 }

@@ -67,6 +67,9 @@ pub struct Scenario {
     pub features: std::sync::Arc<crate::model::clients::Features>,
     /// Adaptive row counts, simulated beside the static shard counts.
     pub adaptive: Option<crate::model::adaptive::AdaptivePolicy>,
+    /// Read requests per second over time: the like profile scaled by `per_write`, or a
+    /// constant rate (`None` without `[reads]`).
+    pub read_segments: Option<Vec<RateSegment>>,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }
@@ -222,6 +225,14 @@ impl Scenario {
                 1.0 / total
             }
             ArrivalPlan::Poisson { .. } => 1.0,
+        }
+    }
+
+    /// The busiest key: Zipf rank 1 (key 0), or a trace's most frequent key.
+    pub fn hot_key(&self) -> u32 {
+        match &self.arrivals {
+            ArrivalPlan::Trace(info) => info.hot_key,
+            ArrivalPlan::Poisson { .. } => 0,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::file::AdaptiveTable;
+use super::file::{AdaptiveTable, ReadsTable};
 use super::file::{
     ArrivalsTable, BatchingTable, ClientTable, HoldTable, KeysTable, NeighbourTable, PoolTable,
     ScenarioFile, SloTable, UsersTable,
@@ -13,6 +13,7 @@ use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
 use crate::model::adaptive::{AdaptivePolicy, GrowWhen};
 use crate::model::clients::{Batching, ClientPolicy, Crash, Features, Neighbour, OnTimeout, Pool};
+use crate::model::clients::{ReadMode, Reads};
 use crate::model::hold::MAX_HOLD_NS;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, Policy, SimTime};
@@ -169,7 +170,15 @@ pub(super) fn resolve(
     }
     let check = file.check.clone().unwrap_or_default();
     check_tolerances(&check).map_err(|(field, m)| err(&field, m))?;
-    let features = resolve_features(&file, &hold, horizon).map_err(|(field, m)| err(&field, m))?;
+    let mut features =
+        resolve_features(&file, &hold, horizon).map_err(|(field, m)| err(&field, m))?;
+    let mut read_segments = None;
+    if let Some(table) = &file.reads {
+        let (reads, segments) =
+            resolve_reads(table, &hold, &arrivals, horizon).map_err(|(field, m)| err(&field, m))?;
+        features.reads = Some(reads);
+        read_segments = Some(segments);
+    }
     let adaptive = file
         .adaptive
         .as_ref()
@@ -246,6 +255,7 @@ pub(super) fn resolve(
         check,
         features: std::sync::Arc::new(features),
         adaptive,
+        read_segments,
         resolved: file,
     })
 }
@@ -681,6 +691,7 @@ fn resolve_features(
         client,
         batching,
         pool,
+        reads: None,
     })
 }
 
@@ -906,4 +917,87 @@ fn resolve_adaptive(table: &AdaptiveTable, hold: &HoldDist) -> Result<AdaptivePo
         cache_ttl: s_f64_to_ns(ttl_s),
         mean_hold_ns: hold.mean_ns(),
     })
+}
+
+fn resolve_reads(
+    table: &ReadsTable,
+    hold: &HoldDist,
+    arrivals: &ArrivalPlan,
+    horizon: SimTime,
+) -> Result<(Reads, Vec<RateSegment>), FieldError> {
+    let ArrivalPlan::Poisson { segments } = arrivals else {
+        return Err((
+            "reads".into(),
+            "need synthetic arrivals (rate_per_s or profile): a trace has no read stream".into(),
+        ));
+    };
+    let segments = match (table.rate_per_s, table.per_write) {
+        (Some(rate), None) => {
+            let rate = number(rate, Min::AtLeast(0.0), MAX_RATE_PER_S)
+                .map_err(|m| ("reads.rate_per_s".to_owned(), m))?;
+            vec![RateSegment {
+                end: horizon,
+                rate_per_s: rate,
+            }]
+        }
+        (None, Some(per_write)) => {
+            let per_write = number(per_write, Min::AtLeast(0.0), 1e6)
+                .map_err(|m| ("reads.per_write".to_owned(), m))?;
+            segments
+                .iter()
+                .map(|s| RateSegment {
+                    end: s.end,
+                    rate_per_s: s.rate_per_s * per_write,
+                })
+                .collect()
+        }
+        _ => {
+            return Err((
+                "reads".into(),
+                "set exactly one of rate_per_s or per_write".into(),
+            ));
+        }
+    };
+    if segments.iter().any(|s| s.rate_per_s > MAX_RATE_PER_S) {
+        return Err((
+            "reads.per_write".into(),
+            format!("gives more than {MAX_RATE_PER_S} reads a second"),
+        ));
+    }
+    let mode = match table.mode.as_deref().unwrap_or("sum") {
+        "sum" => ReadMode::Sum,
+        "cached" => ReadMode::Cached,
+        other => {
+            return Err((
+                "reads.mode".into(),
+                format!("unknown {other:?}: allowed are sum and cached"),
+            ));
+        }
+    };
+    let ttl_s = number(
+        table.cache_ttl_s.unwrap_or(5.0),
+        Min::AtLeast(0.0),
+        MAX_DURATION_S,
+    )
+    .map_err(|m| ("reads.cache_ttl_s".to_owned(), m))?;
+    let feed_size = table.feed_size.unwrap_or(1);
+    if feed_size == 0 || feed_size > 1000 {
+        return Err((
+            "reads.feed_size".into(),
+            format!("must be from 1 to 1000, got {feed_size}"),
+        ));
+    }
+    let lock_hold_ms = match table.lock_hold_ms {
+        Some(ms) => number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+            .map_err(|m| ("reads.lock_hold_ms".to_owned(), m))?,
+        None => hold.mean_ns() / 1e6,
+    };
+    let reads = Reads {
+        mode,
+        cache_ttl: s_f64_to_ns(ttl_s),
+        feed_size,
+        lock: table.reads_lock.unwrap_or(false),
+        lock_hold: ms_f64_to_ns(lock_hold_ms),
+    };
+    Ok((reads, segments))
 }

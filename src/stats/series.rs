@@ -15,10 +15,13 @@ pub struct WindowRow {
     pub started: u64,
     /// Increments arrived but not yet started at the window's end.
     pub backlog: u64,
-    /// Likes held in batching servers' memory, not yet flushed, at the window's end.
-    pub at_risk: u64,
-    /// Rows over all keys at the window's end.
-    pub rows: u64,
+    /// Likes held in batching servers' memory, not yet flushed, at the window's end
+    /// (saturating at 2³² − 1).
+    pub at_risk: u32,
+    /// Rows over all keys at the window's end (at most 2²⁷ by the scenario limits).
+    pub rows: u32,
+    /// Rows of the busiest key at the window's end.
+    pub hot_key_rows: u32,
     wait_p99_ns: SimTime,
     wait_max_ns: SimTime,
 }
@@ -86,15 +89,18 @@ impl WindowSeries {
         self.started += 1;
     }
 
-    /// Closes the current window with the backlog, the counts at risk and the rows at its end,
-    /// and opens the next.
-    pub fn close_window(&mut self, backlog: u64, at_risk: u64, rows: u64) {
+    /// Closes the current window with the backlog, the counts at risk and the rows (over all
+    /// keys, and of the busiest key) at its end, and opens the next.
+    pub fn close_window(&mut self, backlog: u64, at_risk: u64, (rows, hot_key_rows): (u64, u32)) {
+        let narrow = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+        let (at_risk, rows) = (narrow(at_risk), narrow(rows));
         self.rows.push(WindowRow {
             arrivals: self.arrivals,
             started: self.started,
             backlog,
             at_risk,
             rows,
+            hot_key_rows,
             wait_p99_ns: self.waits.quantile_ns(0.99),
             wait_max_ns: self.waits.max_ns(),
         });
