@@ -72,7 +72,7 @@ fn toml_error(path: &Path, text: &str, field: &str, err: &toml::de::Error) -> In
 /// Applies the overrides and checks every field, producing the resolved scenario.
 pub(super) fn resolve(
     path: &Path,
-    mut file: ScenarioFile,
+    file: ScenarioFile,
     overrides: &Overrides,
 ) -> Result<Scenario, InputError> {
     let err = |field: &str, message: String| InputError::scenario(path, field, message);
@@ -182,58 +182,9 @@ pub(super) fn resolve(
         .map(|table| resolve_adaptive(table, &hold))
         .transpose()
         .map_err(|(field, m)| err(&field, m))?;
-    if let Some(policy) = &adaptive {
-        let total_rows = key_count_for_limit(&arrivals, &keys) * u64::from(policy.max);
-        if total_rows > MAX_TOTAL_ROWS {
-            return Err(err(
-                "adaptive.max",
-                format!(
-                    "the keys could grow to {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; lower max or the key count"
-                ),
-            ));
-        }
-    }
-    let key_count = match &arrivals {
-        ArrivalPlan::Trace(info) => info.keys.len() as u64,
-        ArrivalPlan::Poisson { .. } => u64::from(keys.count),
-    };
-    let total_rows = key_count * shards.iter().map(|&s| u64::from(s)).sum::<u64>();
-    if total_rows > MAX_TOTAL_ROWS {
-        return Err(err(
-            "shards",
-            format!(
-                "{key_count} keys × the sum of the shard counts is {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; simulate fewer keys or shard counts"
-            ),
-        ));
-    }
-
-    file.name = Some(name.clone());
-    file.seed = Some(seed);
-    file.shards = Some(shards.clone());
-    file.policy = Some(policy);
-    file.window_s = Some(window_s);
-    file.replications = Some(replications);
-    file.warmup_s = Some(warmup_s);
-    if let Some(client) = &features.client {
-        file.client = Some(ClientTable {
-            timeout_ms: Some(client.timeout as f64 / 1e6),
-            on_timeout: Some(match client.on_timeout {
-                OnTimeout::Cancel => "cancel".into(),
-                OnTimeout::Orphan => "orphan".into(),
-            }),
-            retries: Some(client.retries),
-            backoff_ms: Some(client.backoff as f64 / 1e6),
-            idempotent: Some(client.idempotent),
-        });
-    }
-    file.duration_s = Some(horizon as f64 / NS_PER_S as f64);
-    file.keys = Some(KeysTable {
-        count: (!is_trace).then_some(keys.count),
-        zipf_s: (!is_trace).then_some(keys.zipf_s),
-        report_top: Some(keys.report_top as u32),
-    });
-    file.users = (!is_trace).then_some(UsersTable { count: Some(users) });
-    Ok(Scenario {
+    check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref())
+        .map_err(|(field, m)| err(&field, m))?;
+    let mut scenario = Scenario {
         path: path.to_path_buf(),
         name,
         description: file.description.clone().unwrap_or_default(),
@@ -253,8 +204,81 @@ pub(super) fn resolve(
         features: std::sync::Arc::new(features),
         adaptive,
         read_segments,
-        resolved: file,
-    })
+        resolved: ScenarioFile::default(),
+    };
+    scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
+    Ok(scenario)
+}
+
+/// The scenario file as resolved: every default filled in, the overrides applied.
+fn resolved_file(
+    mut file: ScenarioFile,
+    scenario: &Scenario,
+    window_s: f64,
+    warmup_s: f64,
+) -> ScenarioFile {
+    let is_trace = matches!(scenario.arrivals, ArrivalPlan::Trace(_));
+    file.name = Some(scenario.name.clone());
+    file.seed = Some(scenario.seed);
+    file.shards = Some(scenario.shards.clone());
+    file.policy = Some(scenario.policy);
+    file.window_s = Some(window_s);
+    file.replications = Some(scenario.replications);
+    file.warmup_s = Some(warmup_s);
+    file.duration_s = Some(scenario.horizon as f64 / NS_PER_S as f64);
+    if let Some(client) = &scenario.features.client {
+        file.client = Some(ClientTable {
+            timeout_ms: Some(client.timeout as f64 / 1e6),
+            on_timeout: Some(match client.on_timeout {
+                OnTimeout::Cancel => "cancel".into(),
+                OnTimeout::Orphan => "orphan".into(),
+            }),
+            retries: Some(client.retries),
+            backoff_ms: Some(client.backoff as f64 / 1e6),
+            idempotent: Some(client.idempotent),
+        });
+    }
+    file.keys = Some(KeysTable {
+        count: (!is_trace).then_some(scenario.keys.count),
+        zipf_s: (!is_trace).then_some(scenario.keys.zipf_s),
+        report_top: Some(scenario.keys.report_top as u32),
+    });
+    file.users = (!is_trace).then_some(UsersTable {
+        count: Some(scenario.users),
+    });
+    file
+}
+
+/// Keeps the rows a sweep may create — keys × the sum of the shard counts, and keys × the
+/// adaptive maximum — within [`MAX_TOTAL_ROWS`].
+fn check_row_limit(
+    arrivals: &ArrivalPlan,
+    keys: &KeyPlan,
+    shards: &[u32],
+    adaptive: Option<&crate::model::adaptive::AdaptivePolicy>,
+) -> Result<(), FieldError> {
+    let key_count = key_count_for_limit(arrivals, keys);
+    if let Some(policy) = adaptive {
+        let total_rows = key_count * u64::from(policy.max);
+        if total_rows > MAX_TOTAL_ROWS {
+            return Err((
+                "adaptive.max".into(),
+                format!(
+                    "the keys could grow to {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; lower max or the key count"
+                ),
+            ));
+        }
+    }
+    let total_rows = key_count * shards.iter().map(|&s| u64::from(s)).sum::<u64>();
+    if total_rows > MAX_TOTAL_ROWS {
+        return Err((
+            "shards".into(),
+            format!(
+                "{key_count} keys × the sum of the shard counts is {total_rows} rows, above the limit of {MAX_TOTAL_ROWS}; simulate fewer keys or shard counts"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_name(path: &Path, name: Option<&str>) -> Result<String, String> {
