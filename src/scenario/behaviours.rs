@@ -15,6 +15,8 @@ use crate::model::clients::{
 use crate::model::time::{ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, SimTime};
 
+/// Most flushes a run may schedule (servers × period ÷ flush interval).
+const MAX_FLUSHES: f64 = 1e8;
 /// Most retries, batching servers, pool connections.
 const MAX_RETRIES: u32 = 100;
 const MAX_SERVERS: u32 = 100_000;
@@ -125,8 +127,17 @@ fn resolve_batching(
             "missing: how often each server flushes, in ms".to_owned(),
         )
     })?;
-    let flush_ms = number(flush_ms, Min::Above(0.0), MAX_HOLD_MS)
+    let flush_ms = number(flush_ms, Min::AtLeast(0.001), MAX_HOLD_MS)
         .map_err(|m| ("batching.flush_ms".to_owned(), m))?;
+    let flushes = f64::from(servers) * (horizon as f64 / 1e6) / flush_ms;
+    if flushes > MAX_FLUSHES {
+        return Err((
+            "batching.flush_ms".into(),
+            format!(
+                "{servers} servers flushing every {flush_ms} ms make {flushes:.0} flushes, above the limit of {MAX_FLUSHES}; flush less often"
+            ),
+        ));
+    }
     let mut crashes = Vec::new();
     for (i, crash) in table.crash.iter().flatten().enumerate() {
         let field = |name: &str| format!("batching.crash[{i}].{name}");

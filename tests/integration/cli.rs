@@ -342,3 +342,41 @@ fn replaces_its_own_previous_output() {
     );
     assert_eq!(listing(dir.path()), ["out", "test.toml"]);
 }
+
+#[test]
+fn fails_when_batching_would_flush_too_often() {
+    let text = format!("{GOOD}[batching]\nservers = 100000\nflush_ms = 1\n");
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert_mentions(
+        &message,
+        &["test.toml: batching.flush_ms:", "flushes, above the limit"],
+    );
+}
+
+#[test]
+fn fails_when_client_and_batching_are_combined() {
+    let text = format!("{GOOD}[client]\ntimeout_ms = 5\n[batching]\nservers = 2\nflush_ms = 100\n");
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert_mentions(&message, &["test.toml: client: not used with [batching]"]);
+}
+
+#[test]
+fn fails_when_an_adaptive_signal_is_ambiguous() {
+    let text =
+        format!("{GOOD}[adaptive]\nmax = 8\ngrow_when = {{ p99_ms = 1, utilization = 0.5 }}\n");
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert_mentions(
+        &message,
+        &["test.toml: adaptive.grow_when: set exactly one signal"],
+    );
+}
+
+#[test]
+fn fails_when_reads_come_with_a_trace() {
+    let scenario = format!("{TRACE_SCENARIO}[reads]\nrate_per_s = 10\n");
+    let message = rejects(
+        &[("test.toml", &scenario), ("trace.csv", "t_ms,key\n0,p\n")],
+        &[],
+    );
+    assert_mentions(&message, &["test.toml: reads: need synthetic arrivals"]);
+}
