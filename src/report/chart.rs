@@ -78,10 +78,16 @@ pub fn render_all(
         register_font(FONT, FontStyle::Normal, FONT_BYTES)
             .unwrap_or_else(|_| panic!("the bundled font is valid"));
     });
-    // Shard-count axes show the static shard counts; the adaptive run appears over time.
+    // Shard-count axes show the static shard counts; the adaptive run appears over time, and
+    // on the waits chart as a level.
+    let adaptive = rows.iter().find(|r| r.adaptive);
     let static_rows: Vec<SummaryRow> = rows.iter().filter(|r| !r.adaptive).cloned().collect();
     let rows = &static_rows[..];
-    let waits = WaitsFigure { scenario, rows };
+    let waits = WaitsFigure {
+        scenario,
+        rows,
+        adaptive,
+    };
     let backlog = BacklogFigure { scenario, runs };
     let throughput = throughput_figure(scenario, rows);
     let over_time = WaitOverTimeFigure { scenario, runs };
@@ -530,6 +536,8 @@ fn run_name(run: &ShardRun) -> String {
 struct WaitsFigure<'a> {
     scenario: &'a Scenario,
     rows: &'a [SummaryRow],
+    /// The adaptive run, drawn as a level across the chart.
+    adaptive: Option<&'a SummaryRow>,
 }
 figure!(WaitsFigure);
 
@@ -543,11 +551,13 @@ impl WaitsFigure<'_> {
             ("wait p99.9", |r| r.waits.p999_ns, Mark::Dashed(PALETTE[3])),
         ];
         let target_ms = self.scenario.slo.p99_ns.map(ms);
+        let adaptive_p99 = self.adaptive.map(|r| ms(r.waits.p99_ns));
         let y = Axis::fit(
             self.rows
                 .iter()
                 .flat_map(|r| series.iter().map(move |s| ms((s.1)(r))))
-                .chain(target_ms),
+                .chain(target_ms)
+                .chain(adaptive_p99),
         );
         let overloaded: Vec<f64> = self
             .rows
@@ -567,6 +577,16 @@ impl WaitsFigure<'_> {
             legend.add(
                 format!("target p99 {} ms", number(target)),
                 Mark::Dashed(BLACK),
+            );
+        }
+        if let (Some(p99), Some(row)) = (adaptive_p99, self.adaptive) {
+            legend.add(
+                format!(
+                    "adaptive rows: p99 {} ms, up to {} rows",
+                    number(p99),
+                    row.max_key_rows
+                ),
+                Mark::Dashed(PALETTE[4]),
             );
         }
         let (plot_area, legend_area) = legend.split(root);
@@ -590,7 +610,16 @@ impl WaitsFigure<'_> {
             )
         }))?;
         if let Some(target) = target_ms {
-            draw_target(&mut chart, x, y.to_plot(target))?;
+            draw_target(&mut chart, x.clone(), y.to_plot(target))?;
+        }
+        if let Some(p99) = adaptive_p99 {
+            let level = y.to_plot(p99);
+            chart.draw_series(DashedLineSeries::new(
+                vec![(x.start, level), (x.end, level)],
+                12,
+                8,
+                PALETTE[4].stroke_width(3),
+            ))?;
         }
         for (_, value, mark) in series {
             draw_marked(
