@@ -8,6 +8,7 @@
 //! [`crate::model::random`]), so changing one part of a scenario (say the hold distribution)
 //! leaves the others' draws unchanged.
 
+mod clock;
 mod neighbours;
 mod reads;
 pub mod synthetic;

@@ -1,19 +1,18 @@
 //! The requests of neighbour endpoints that share the connection pool: one Poisson stream per
 //! endpoint, each from its own random stream, merged in time order.
 
-use rand_distr::{Distribution, Exp1};
-
-use super::{SimRng, Stream, stream_rng};
+use super::clock::PoissonClock;
+use super::{Stream, stream_rng};
 use crate::model::clients::Neighbour;
 use crate::model::rows::mix64;
 use crate::model::{Arrival, NO_USER, SimTime};
+use crate::scenario::RateSegment;
 
 /// One endpoint's stream.
 #[derive(Debug)]
 struct Endpoint {
-    rate_per_s: f64,
     hold: SimTime,
-    rng: SimRng,
+    clock: PoissonClock,
     /// Its next request, if before the horizon.
     next: Option<SimTime>,
 }
@@ -22,7 +21,6 @@ struct Endpoint {
 #[derive(Debug)]
 pub(super) struct Neighbours {
     endpoints: Vec<Endpoint>,
-    horizon: SimTime,
 }
 
 impl Neighbours {
@@ -32,14 +30,19 @@ impl Neighbours {
             endpoints: neighbours
                 .iter()
                 .enumerate()
-                .map(|(i, n)| Endpoint {
-                    rate_per_s: n.rate_per_s,
-                    hold: n.hold,
-                    rng: stream_rng(seed ^ mix64(i as u64 + 1), Stream::Neighbours),
-                    next: Some(0),
+                .map(|(i, n)| {
+                    let segments = vec![RateSegment {
+                        end: horizon,
+                        rate_per_s: n.rate_per_s,
+                    }];
+                    let rng = stream_rng(seed ^ mix64(i as u64 + 1), Stream::Neighbours);
+                    Endpoint {
+                        hold: n.hold,
+                        clock: PoissonClock::new(segments, rng),
+                        next: None,
+                    }
                 })
                 .collect(),
-            horizon,
         };
         for index in 0..streams.endpoints.len() {
             streams.step(index);
@@ -74,15 +77,7 @@ impl Neighbours {
     }
 
     fn step(&mut self, index: usize) {
-        let horizon = self.horizon;
         let endpoint = &mut self.endpoints[index];
-        let Some(now) = endpoint.next else { return };
-        endpoint.next = if endpoint.rate_per_s > 0.0 {
-            let gap: f64 = Exp1.sample(&mut endpoint.rng);
-            let at = now.saturating_add((gap * 1e9 / endpoint.rate_per_s).round() as u64);
-            (at < horizon).then_some(at)
-        } else {
-            None
-        };
+        endpoint.next = endpoint.clock.next_time();
     }
 }

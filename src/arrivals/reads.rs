@@ -2,24 +2,22 @@
 //! request reading `feed_size` keys drawn from the same popularity as the likes. Each key read
 //! is one arrival with [`READ_ENDPOINT`], at the request's time.
 
-use rand_distr::{Distribution, Exp1, Zipf};
+use rand_distr::{Distribution, Zipf};
 
+use super::clock::PoissonClock;
 use super::{SimRng, Stream, stream_rng};
 use crate::model::clients::READ_ENDPOINT;
 use crate::model::rows::mix64;
-use crate::model::{Arrival, NO_USER, SimTime};
+use crate::model::{Arrival, NO_USER};
 use crate::scenario::{RateSegment, Scenario};
 
 /// The read stream of a scenario.
 #[derive(Debug)]
 pub(super) struct ReadStream {
-    segments: Vec<RateSegment>,
-    segment: usize,
-    now: SimTime,
+    clock: PoissonClock,
     feed_size: u32,
     left_in_request: u32,
     keys: Option<Zipf<f64>>,
-    gap_rng: SimRng,
     key_rng: SimRng,
     current: Option<Arrival>,
 }
@@ -37,13 +35,10 @@ impl ReadStream {
                 .expect("validated: count ≥ 1 and zipf_s ≥ 0")
         });
         let mut stream = ReadStream {
-            segments,
-            segment: 0,
-            now: 0,
+            clock: PoissonClock::new(segments, stream_rng(seed ^ mix64(0x5EAD), Stream::Arrivals)),
             feed_size,
             left_in_request: 0,
             keys,
-            gap_rng: stream_rng(seed ^ mix64(0x5EAD), Stream::Arrivals),
             key_rng: stream_rng(seed ^ mix64(0x5EAD), Stream::Keys),
             current: None,
         };
@@ -63,7 +58,7 @@ impl ReadStream {
             self.current.map(|a| a.at)
         } else {
             self.left_in_request = self.feed_size - 1;
-            self.next_request()
+            self.clock.next_time()
         };
         self.current = at.map(|at| {
             let key = match &self.keys {
@@ -79,23 +74,5 @@ impl ReadStream {
                 endpoint: READ_ENDPOINT,
             }
         });
-    }
-
-    fn next_request(&mut self) -> Option<SimTime> {
-        loop {
-            let segment = *self.segments.get(self.segment)?;
-            if segment.rate_per_s > 0.0 {
-                let unit_gap: f64 = Exp1.sample(&mut self.gap_rng);
-                let at = self
-                    .now
-                    .saturating_add((unit_gap * 1e9 / segment.rate_per_s).round() as u64);
-                if at < segment.end {
-                    self.now = at;
-                    return Some(at);
-                }
-            }
-            self.now = segment.end;
-            self.segment += 1;
-        }
     }
 }
