@@ -268,10 +268,7 @@ impl<O: Observer> Engine<O> {
         );
         let measured = arrival.at >= self.config.measure_from;
         self.record_update(arrival.at, grant.start, arrival.hold, measured);
-        if measured {
-            self.record_key(arrival.key, grant.start - arrival.at);
-        }
-        self.record_signal(arrival.key, grant.start - arrival.at);
+        self.record_for_key(arrival.key, grant.start - arrival.at, measured);
         self.observer.on_increment(arrival, &grant, &self.rows);
     }
 
@@ -287,27 +284,23 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// Adaptive runs: feeds the key's growth signal with a wait.
+    /// Feeds a wait to the key's figures: its growth signal (adaptive runs) and, in the
+    /// measured period, its per-key statistics (many keys). The key's block is looked up once.
     #[inline(always)]
-    pub(super) fn record_signal(&mut self, key: u32, wait: SimTime) {
-        if let Some(adaptive) = self.adaptive.as_mut() {
-            let block = self
-                .rows
-                .block_of(key)
-                .expect("the key has rows once incremented");
-            adaptive.record(block, key, self.now, wait);
+    pub(super) fn record_for_key(&mut self, key: u32, wait: SimTime, measured: bool) {
+        let keys = self.keys.as_mut().filter(|_| measured);
+        if keys.is_none() && self.adaptive.is_none() {
+            return;
         }
-    }
-
-    /// Counts a wait for its key, when per-key statistics are on.
-    #[inline(always)]
-    pub(super) fn record_key(&mut self, key: u32, wait: SimTime) {
-        if let Some(keys) = self.keys.as_mut() {
-            let block = self
-                .rows
-                .block_of(key)
-                .expect("the key has rows once incremented");
+        let block = self
+            .rows
+            .block_of(key)
+            .expect("the key has rows once incremented");
+        if let Some(keys) = keys {
             keys.record(block, key, wait);
+        }
+        if let Some(adaptive) = self.adaptive.as_mut() {
+            adaptive.record(block, key, self.now, wait);
         }
     }
 

@@ -309,10 +309,7 @@ impl<O: Observer> Engine<O> {
         }
         self.rows.occupy(choice, end, amount);
         self.record_update(now, start, attempt.hold, measured);
-        if measured {
-            self.record_key(attempt.key, start - now);
-        }
-        self.record_signal(attempt.key, start - now);
+        self.record_for_key(attempt.key, start - now, measured);
         let arrival = Arrival {
             at: now,
             hold: attempt.hold,
