@@ -169,7 +169,8 @@ impl Extension {
 }
 
 impl<O: Observer> Engine<O> {
-    /// Likes held in batching servers' memory now (0 without batching).
+    /// Likes held in batching servers' memory now (0 without batching). Windows close only
+    /// between events, never while the extension is taken out by the extended path.
     pub(super) fn at_risk(&self) -> u64 {
         self.ext.as_ref().map_or(0, |ext| ext.at_risk)
     }
@@ -195,63 +196,60 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// An arrival when some behaviour is on: a neighbour's request, a like for a batching
-    /// server, or a like's first attempt.
+    /// An arrival when some behaviour is on: a read, a neighbour's request, a like for a
+    /// batching server, or a like's first attempt.
     pub(super) fn extended_arrival(&mut self, arrival: &Arrival) {
+        // The extension is taken out while it works, so that it and the engine's other state
+        // can be borrowed apart; it is always put back.
+        let mut ext = self.ext.take().expect("the extended path has an extension");
         if arrival.endpoint == READ_ENDPOINT {
-            self.read(arrival.key);
-            return;
+            self.read(&mut ext, arrival.key);
+        } else if arrival.endpoint > 0 {
+            self.neighbour_request(&mut ext, usize::from(arrival.endpoint - 1), arrival.hold);
+        } else if ext.features.batching.is_some() {
+            self.batch_like(&mut ext, arrival);
+        } else {
+            ext.counts.likes += 1;
+            let attempt = Attempt {
+                key: arrival.key,
+                user: arrival.user,
+                hold: arrival.hold,
+                amount: 1,
+                retry: 0,
+                executed_before: false,
+                is_like: true,
+            };
+            self.attempt(&mut ext, attempt, arrival.random_bits);
         }
-        if arrival.endpoint > 0 {
-            self.neighbour_request(usize::from(arrival.endpoint - 1), arrival.hold);
-            return;
-        }
-        if self.features().batching.is_some() {
-            self.batch_like(arrival);
-            return;
-        }
-        let ext = self
-            .ext
-            .as_mut()
-            .expect("extended arrivals have an extension");
-        ext.counts.likes += 1;
-        let attempt = Attempt {
-            key: arrival.key,
-            user: arrival.user,
-            hold: arrival.hold,
-            amount: 1,
-            retry: 0,
-            executed_before: false,
-            is_like: true,
-        };
-        self.attempt(attempt, arrival.random_bits);
+        self.ext = Some(ext);
     }
 
     /// A retry, flush or crash falling due.
     pub(super) fn handle_extended_event(&mut self, event: Event) {
+        let mut ext = self.ext.take().expect("extended events have an extension");
         match event {
             Event::Retry(index) => {
-                let ext = self.ext.as_mut().expect("retries have an extension");
                 let attempt = ext.retry_slab[index as usize];
                 ext.free_slab.push(index);
                 let random_bits = ext.slot_rng.next_u64();
-                self.attempt(attempt, random_bits);
+                self.attempt(&mut ext, attempt, random_bits);
             }
-            Event::Flush(server) => self.flush(server),
-            Event::Crash(servers) => self.crash(servers),
+            Event::Flush(server) => self.flush(&mut ext, server),
+            Event::Crash(servers) => self.crash(&mut ext, servers),
             Event::Abandon => unreachable!("handled by the engine"),
         }
-    }
-
-    fn features(&self) -> &Features {
-        &self.ext.as_ref().expect("an extension").features
+        self.ext = Some(ext);
     }
 
     /// Sends one request to the database now: it waits for a connection (with a pool) and
     /// then for its row. Returns the start of its hold if it runs.
-    fn attempt(&mut self, attempt: Attempt, random_bits: u64) -> Option<SimTime> {
+    fn attempt(
+        &mut self,
+        ext: &mut Extension,
+        attempt: Attempt,
+        random_bits: u64,
+    ) -> Option<SimTime> {
         let now = self.now;
-        let ext = self.ext.as_mut().expect("attempts have an extension");
         let connected = ext
             .pool
             .as_ref()
@@ -279,7 +277,7 @@ impl<O: Observer> Engine<O> {
             }
             self.enter_backlog(measured);
             self.calendar.schedule(deadline, Event::Abandon);
-            self.fail(attempt, deadline);
+            self.fail(ext, attempt, deadline);
             return None;
         }
         let end = start.saturating_add(attempt.hold);
@@ -326,6 +324,7 @@ impl<O: Observer> Engine<O> {
         if let (true, Some(deadline)) = (timed_out, deadline) {
             // An orphan: the update runs, but the client has already given up.
             self.fail(
+                ext,
                 Attempt {
                     executed_before: true,
                     ..attempt
@@ -338,8 +337,7 @@ impl<O: Observer> Engine<O> {
 
     /// The like of `attempt` failed for its client at `at`: retry after a jittered backoff,
     /// or give up for good.
-    fn fail(&mut self, attempt: Attempt, at: SimTime) {
-        let ext = self.ext.as_mut().expect("failures have an extension");
+    fn fail(&mut self, ext: &mut Extension, attempt: Attempt, at: SimTime) {
         let Some(client) = ext.features.client.as_ref() else {
             return;
         };
@@ -373,10 +371,9 @@ impl<O: Observer> Engine<O> {
 
     /// A read of `key`'s count: summed from its rows, or from a cached total rebuilt from the
     /// rows once it is older than the cache time.
-    fn read(&mut self, key: u32) {
+    fn read(&mut self, ext: &mut Extension, key: u32) {
         let now = self.now;
         let measured = now >= self.config.measure_from;
-        let ext = self.ext.as_mut().expect("reads have an extension");
         let reads = ext.features.reads.expect("reads come from [reads]");
         let true_count = self.rows.total(key);
         let rows = match self.rows.rows_of(key) {
@@ -408,7 +405,6 @@ impl<O: Observer> Engine<O> {
                 } else {
                     now
                 };
-                let ext = self.ext.as_mut().expect("reads have an extension");
                 if measured {
                     ext.rows_touched += u64::from(rows);
                     if reads.lock {
@@ -421,7 +417,6 @@ impl<O: Observer> Engine<O> {
                 (true_count, 0)
             }
         };
-        let ext = self.ext.as_mut().expect("reads have an extension");
         if measured {
             ext.staleness_likes.record(true_count - shown);
             ext.staleness.record(age);
@@ -429,10 +424,9 @@ impl<O: Observer> Engine<O> {
     }
 
     /// A neighbour endpoint's request: it waits only for a connection.
-    fn neighbour_request(&mut self, index: usize, hold: SimTime) {
+    fn neighbour_request(&mut self, ext: &mut Extension, index: usize, hold: SimTime) {
         let now = self.now;
         let measured = now >= self.config.measure_from;
-        let ext = self.ext.as_mut().expect("neighbours have an extension");
         let pool = ext.pool.as_mut().expect("neighbours need a pool");
         let connected = pool.earliest().max(now);
         pool.take_earliest(connected.saturating_add(hold));
@@ -442,9 +436,8 @@ impl<O: Observer> Engine<O> {
     }
 
     /// A like lands in a random batching server's memory.
-    fn batch_like(&mut self, arrival: &Arrival) {
+    fn batch_like(&mut self, ext: &mut Extension, arrival: &Arrival) {
         let now = self.now;
-        let ext = self.ext.as_mut().expect("batching has an extension");
         let servers = ext.servers.len() as u64;
         let server = bounded(ext.server_rng.next_u64(), servers) as usize;
         ext.servers[server].push((arrival.key, arrival.at));
@@ -453,9 +446,8 @@ impl<O: Observer> Engine<O> {
     }
 
     /// A server sends one `+k` update per key it holds, and schedules its next flush.
-    fn flush(&mut self, server: u32) {
+    fn flush(&mut self, ext: &mut Extension, server: u32) {
         let now = self.now;
-        let ext = self.ext.as_mut().expect("batching has an extension");
         let batching = ext
             .features
             .batching
@@ -465,7 +457,6 @@ impl<O: Observer> Engine<O> {
         ext.change_at_risk(now, 0, memory.len() as u64);
         memory.sort_by_key(|&(key, at)| (key, at));
         for group in memory.chunk_by(|a, b| a.0 == b.0) {
-            let ext = self.ext.as_mut().expect("batching has an extension");
             let hold = batching.hold.sample(&mut ext.hold_rng);
             let random_bits = ext.slot_rng.next_u64();
             ext.db_writes += 1;
@@ -480,18 +471,16 @@ impl<O: Observer> Engine<O> {
                 is_like: false,
             };
             let start = self
-                .attempt(attempt, random_bits)
+                .attempt(ext, attempt, random_bits)
                 .expect("flushes have no timeout");
             let committed = start.saturating_add(hold);
             if committed <= self.config.horizon {
-                let ext = self.ext.as_mut().expect("batching has an extension");
                 for &(_, at) in group {
                     ext.delays.record(committed - at);
                 }
             }
         }
         memory.clear();
-        let ext = self.ext.as_mut().expect("batching has an extension");
         ext.servers[server as usize] = memory;
         let next = now.saturating_add(batching.flush);
         if next < self.config.horizon {
@@ -500,9 +489,8 @@ impl<O: Observer> Engine<O> {
     }
 
     /// The first `servers` batching servers lose what they hold.
-    fn crash(&mut self, servers: u32) {
+    fn crash(&mut self, ext: &mut Extension, servers: u32) {
         let now = self.now;
-        let ext = self.ext.as_mut().expect("batching has an extension");
         let mut lost = 0;
         for memory in ext.servers.iter_mut().take(servers as usize) {
             lost += memory.len() as u64;
