@@ -7,17 +7,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::check::{self, Status, Tolerances};
-use crate::cli::{CheckArgs, Cli, Command, Format, HoldShape, PlanArgs, RunArgs, ScenarioFlags};
-use crate::error::{Failed, InputError};
+use crate::budget;
+use crate::check::{self, Tolerances};
+use crate::cli::{
+    CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, PlanArgs, RunArgs, ScenarioFlags,
+};
+use crate::error::{Failed, InputError, IoFailure};
 use crate::model::time::ms_f64_to_ns;
 use crate::model::{NoEvents, ShardRun};
 use crate::plan::{self, PlanSettings};
 use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::Staging;
+use crate::report::summary::describe_slo;
 use crate::report::{self, SummaryRow, chart, csv, html, json, recommend, summarize, terminal};
-use crate::scenario::{ArrivalPlan, Overrides, Scenario, Slo};
+use crate::scenario::{ArrivalPlan, MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
 
 /// Traces up to this size are copied into the output folder so that it reproduces the run
@@ -32,23 +36,66 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => run_scenario(&args),
         Command::Plan(args) => plan_capacity(&args),
         Command::Check(args) => check_baseline(&args),
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(args.shell, &mut command, "shardsim", &mut std::io::stdout());
+            Ok(())
+        }
     }
 }
 
-fn overrides(flags: &ScenarioFlags) -> Overrides {
+fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
     Overrides {
-        shards: flags.shards.clone(),
+        shards: shards.cloned(),
         seed: flags.seed,
         policy: flags.policy,
         replications: flags.replications,
     }
 }
 
+/// The worker threads a run uses: `--threads`, else one per core.
+fn threads(flags: &ScenarioFlags) -> usize {
+    flags.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    })
+}
+
 fn thread_pool(flags: &ScenarioFlags) -> anyhow::Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(flags.threads.map_or(0, |n| n.get()))
+        .num_threads(threads(flags))
         .build()
         .context("cannot start the worker threads")
+}
+
+/// Refuses a run that would not fit in the memory budget or in reasonable time, and bounds
+/// each shard count's queue by what the budget leaves.
+fn admit(scenario: &mut Scenario, flags: &ScenarioFlags) -> Result<(), InputError> {
+    let estimate = budget::estimate(scenario, threads(flags));
+    let limit = flags.max_memory.unwrap_or_else(budget::default_budget);
+    scenario.queue_limit = budget::admit(scenario, &estimate, limit, flags.max_memory.is_some())?;
+    Ok(())
+}
+
+/// Whether standard output gets colours: `--color`, else `NO_COLOR` / `CLICOLOR_FORCE` and
+/// whether it is a terminal (anstream's rules).
+fn colour(flags: &ScenarioFlags) -> bool {
+    let choice = match flags.color {
+        Some(ColorWhen::Always) => anstream::ColorChoice::Always,
+        Some(ColorWhen::Never) => anstream::ColorChoice::Never,
+        Some(ColorWhen::Auto) | None => anstream::ColorChoice::Auto,
+    };
+    choice.write_global();
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+}
+
+/// What standard output shows: `--format`, else the table; `--quiet` silences the table but
+/// not an explicitly asked-for JSON document.
+fn output_format(format: Option<Format>, quiet: bool) -> Option<Format> {
+    match format {
+        Some(Format::Json) => Some(Format::Json),
+        _ if quiet => None,
+        other => Some(other.unwrap_or(Format::Table)),
+    }
 }
 
 /// Every replication of every shard count, summarised; `runs[i][0]` is the first replication.
@@ -70,7 +117,11 @@ fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Resul
 }
 
 fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
-    let scenario = Scenario::load(&args.scenario, &overrides(&args.flags))?;
+    let mut scenario = Scenario::load(
+        &args.scenario,
+        &overrides(args.shards.as_ref(), &args.flags),
+    )?;
+    admit(&mut scenario, &args.flags)?;
     let out_dir = args
         .out
         .clone()
@@ -85,32 +136,31 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     bars.finish();
     let simulated = simulated?;
     write_outputs(&scenario, &staging, &simulated)
-        .with_context(|| format!("cannot write {}", out_dir.display()))?;
-    staging
-        .commit()
-        .with_context(|| format!("cannot move the results into {}", out_dir.display()))?;
-    if !args.flags.quiet {
-        let rows = &simulated.rows;
-        let recommendation = recommend(rows, &scenario.slo);
-        let out = out_dir.display().to_string();
-        match args.format {
-            Format::Json => print!("{}", json::render(&scenario, rows, &recommendation, &out)),
-            Format::Table => {
-                let colour = std::io::stdout().is_terminal() && !no_colour();
-                print!(
-                    "{}",
-                    terminal::render(&scenario, rows, &recommendation, colour)
-                );
-                println!("wrote {out}");
-            }
+        .map_err(|err| IoFailure::new(&out_dir, format!("cannot write the results: {err:#}")))?;
+    staging.commit()?;
+    let rows = &simulated.rows;
+    let recommendation = recommend(rows, &scenario.slo);
+    let out = out_dir.display().to_string();
+    match output_format(args.format, args.flags.quiet) {
+        Some(Format::Json) => print!("{}", json::render(&scenario, rows, &recommendation, &out)),
+        Some(Format::Table) => {
+            print!(
+                "{}",
+                terminal::render(&scenario, rows, &recommendation, colour(&args.flags))
+            );
+            println!("wrote {out}");
         }
+        None => {}
+    }
+    if recommendation.has_target && recommendation.meets_target.is_none() && !args.no_fail {
+        return Err(Failed(format!(
+            "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
+             simulate more shards, or pass --no-fail to only report",
+            describe_slo(&scenario.slo)
+        ))
+        .into());
     }
     Ok(())
-}
-
-/// Whether the user asked for no colour (<https://no-color.org>: `NO_COLOR` set and not empty).
-fn no_colour() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
 /// Runs every replication, streaming the first one's `events.csv` into the staging folder when
@@ -213,15 +263,22 @@ fn place_trace(trace: &Path, staging: &Staging) -> anyhow::Result<String> {
 }
 
 fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
-    let mut flags_overrides = overrides(&args.flags);
+    let mut flags_overrides = overrides(None, &args.flags);
     flags_overrides.replications = None;
-    let scenario = plan_scenario(args, &flags_overrides)?;
+    let mut scenario = plan_scenario(args, &flags_overrides)?;
+    admit(&mut scenario, &args.flags)?;
     let targets = plan_targets(args, &scenario)?;
     let replications = args
         .flags
         .replications
         .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
-    let settings = plan_settings(args, replications)?;
+    let settings = PlanSettings {
+        max_shards: args.max_shards,
+        duration_s: args.duration_s,
+        warmup_s: args.warmup_s,
+        replications,
+    };
+    plan::admit(&scenario, settings)?;
     let out_dir = args
         .out
         .clone()
@@ -229,19 +286,22 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     let staging = Staging::prepare(&out_dir)?;
     let pool = thread_pool(&args.flags)?;
     let plan = pool.install(|| plan::plan(&scenario, targets, settings))?;
-    staging.write("plan.csv", &report::plan::plan_csv(&plan))?;
-    staging.write("plan.json", report::plan::plan_json(&plan).as_bytes())?;
+    let io =
+        |err: std::io::Error| IoFailure::new(&out_dir, format!("cannot write the results: {err}"));
     staging
-        .commit()
-        .with_context(|| format!("cannot move the results into {}", out_dir.display()))?;
-    if !args.flags.quiet {
-        match args.format {
-            Format::Json => print!("{}", report::plan::plan_json(&plan)),
-            Format::Table => {
-                print!("{}", report::plan::render(&plan));
-                println!("wrote {}", out_dir.display());
-            }
+        .write("plan.csv", &report::plan::plan_csv(&plan))
+        .map_err(io)?;
+    staging
+        .write("plan.json", report::plan::plan_json(&plan).as_bytes())
+        .map_err(io)?;
+    staging.commit()?;
+    match output_format(args.format, args.flags.quiet) {
+        Some(Format::Json) => print!("{}", report::plan::plan_json(&plan)),
+        Some(Format::Table) => {
+            print!("{}", report::plan::render(&plan));
+            println!("wrote {}", out_dir.display());
         }
+        None => {}
     }
     match plan.answer {
         Some(_) => Ok(()),
@@ -256,24 +316,37 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
 
 /// The scenario to plan for: a file, or one built from `--rate` and `--hold-ms`.
 fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Scenario> {
-    let flag_form = args.rate.is_some() || args.hold_ms.is_some();
+    let flag_form = args.rate.is_some() || args.hold_ms.is_some() || args.hold_dist.is_some();
     match (&args.scenario, flag_form) {
         (Some(path), false) => Ok(Scenario::load(path, overrides)?),
-        (Some(_), true) => Err(InputError::Flag {
-            flag: "--rate/--hold-ms".into(),
-            message: "give either a scenario file or --rate and --hold-ms, not both".into(),
-        }
+        (Some(_), true) => Err(InputError::flag(
+            "--rate/--hold-ms/--hold-dist",
+            "give either a scenario file or --rate and --hold-ms, not both",
+        )
         .into()),
         (None, _) => {
             let (Some(rate), Some(hold_ms)) = (args.rate, args.hold_ms) else {
-                return Err(InputError::Flag {
-                    flag: "--rate/--hold-ms".into(),
-                    message: "without a scenario file, give both --rate (per second) and --hold-ms"
-                        .into(),
-                }
+                return Err(InputError::flag(
+                    "--rate/--hold-ms",
+                    "without a scenario file, give both --rate (per second) and --hold-ms",
+                )
                 .into());
             };
-            let hold = match args.hold_dist {
+            if rate > MAX_RATE_PER_S {
+                return Err(InputError::flag(
+                    "--rate",
+                    format!("must be at most {MAX_RATE_PER_S:.0} per second, got {rate}"),
+                )
+                .into());
+            }
+            if hold_ms > MAX_HOLD_MS {
+                return Err(InputError::flag(
+                    "--hold-ms",
+                    format!("must be at most {MAX_HOLD_MS:.0} ms (an hour), got {hold_ms}"),
+                )
+                .into());
+            }
+            let hold = match args.hold_dist.unwrap_or(HoldShape::Constant) {
                 HoldShape::Constant => format!("dist = \"constant\"\nms = {hold_ms:?}"),
                 HoldShape::Exponential => format!("dist = \"exponential\"\nmean_ms = {hold_ms:?}"),
             };
@@ -287,27 +360,9 @@ fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Scena
 }
 
 fn plan_targets(args: &PlanArgs, scenario: &Scenario) -> Result<Slo, InputError> {
-    let wait = |value: Option<f64>, flag: &str| -> Result<Option<u64>, InputError> {
-        match value {
-            Some(ms) if !(ms.is_finite() && ms > 0.0) => Err(InputError::Flag {
-                flag: flag.into(),
-                message: format!("must be a finite number of ms > 0, got {ms}"),
-            }),
-            other => Ok(other.map(ms_f64_to_ns)),
-        }
-    };
-    if let Some(u) = args
-        .max_utilization
-        .filter(|u| !(u.is_finite() && *u > 0.0 && *u <= 1.0))
-    {
-        return Err(InputError::Flag {
-            flag: "--max-utilization".into(),
-            message: format!("must be in (0, 1], got {u}"),
-        });
-    }
     let from_flags = Slo {
-        p99_ns: wait(args.p99_ms, "--p99-ms")?,
-        p999_ns: wait(args.p999_ms, "--p999-ms")?,
+        p99_ns: args.p99_ms.map(ms_f64_to_ns),
+        p999_ns: args.p999_ms.map(ms_f64_to_ns),
         max_utilization: args.max_utilization,
     };
     let targets = if from_flags.is_set() {
@@ -316,58 +371,39 @@ fn plan_targets(args: &PlanArgs, scenario: &Scenario) -> Result<Slo, InputError>
         scenario.slo
     };
     if !targets.is_set() {
-        return Err(InputError::Flag {
-            flag: "--p99-ms".into(),
-            message: "no target: give --p99-ms, --p999-ms or --max-utilization, or set [slo] in the scenario".into(),
-        });
+        return Err(InputError::flag(
+            "--p99-ms",
+            "no target: give --p99-ms, --p999-ms or --max-utilization, or set [slo] in the scenario",
+        ));
     }
     Ok(targets)
 }
 
-fn plan_settings(args: &PlanArgs, replications: u32) -> Result<PlanSettings, InputError> {
-    let flag_error = |flag: &str, message: String| InputError::Flag {
-        flag: flag.into(),
-        message,
-    };
-    if args.max_shards == 0 || args.max_shards > 1 << 20 {
-        return Err(flag_error(
-            "--max-shards",
-            format!("must be from 1 to {}, got {}", 1 << 20, args.max_shards),
-        ));
-    }
-    if !(args.duration_s.is_finite() && args.duration_s >= 0.001 && args.duration_s <= 1e6) {
-        return Err(flag_error(
-            "--duration-s",
-            format!("must be from 0.001 to 1000000, got {}", args.duration_s),
-        ));
-    }
-    if !(args.warmup_s.is_finite() && args.warmup_s >= 0.0 && args.warmup_s <= 1e6) {
-        return Err(flag_error(
-            "--warmup-s",
-            format!("must be from 0 to 1000000, got {}", args.warmup_s),
-        ));
-    }
-    if replications == 0 || replications > 10_000 {
-        return Err(flag_error(
-            "--replications",
-            format!("must be from 1 to 10000, got {replications}"),
-        ));
-    }
-    Ok(PlanSettings {
-        max_shards: args.max_shards,
-        duration_s: args.duration_s,
-        warmup_s: args.warmup_s,
-        replications,
+/// The baseline `check` compares with: `--baseline`, else `baselines/<name>.csv` in the
+/// scenario's folder.
+fn baseline_path(args: &CheckArgs, scenario: &Scenario) -> PathBuf {
+    args.baseline.clone().unwrap_or_else(|| {
+        let folder = scenario.path.parent().unwrap_or(Path::new(""));
+        folder
+            .join("baselines")
+            .join(format!("{}.csv", scenario.name))
     })
 }
 
 fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
-    let scenario = Scenario::load(&args.scenario, &overrides(&args.flags))?;
-    let tolerances = Tolerances::resolve(args.rel, args.abs_ms, &scenario.check, &args.scenario)?;
-    let baseline_path = args
-        .baseline
-        .clone()
-        .unwrap_or_else(|| Path::new("scenarios/baselines").join(format!("{}.csv", scenario.name)));
+    let mut scenario = Scenario::load(
+        &args.scenario,
+        &overrides(args.shards.as_ref(), &args.flags),
+    )?;
+    admit(&mut scenario, &args.flags)?;
+    let flags = check::Flags {
+        rel: args.rel,
+        abs_ms: args.abs_ms,
+        abs_count: args.abs_count,
+    };
+    let tolerances = Tolerances::resolve(flags, &scenario.check, &args.scenario)?;
+    let baseline_path = baseline_path(args, &scenario);
+    let shown = baseline_path.display().to_string();
     let baseline = if args.update {
         None
     } else {
@@ -381,15 +417,14 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     };
     let simulated = simulate_quietly(&scenario, &args.flags)?;
     let current_csv = summary_csv(&scenario, &simulated.rows);
-    let shown = baseline_path.display().to_string();
+    let format = output_format(args.format, args.flags.quiet);
     let Some(baseline) = baseline else {
         if let Some(parent) = baseline_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|err| IoFailure::new(parent, err))?;
         }
         std::fs::write(&baseline_path, &current_csv)
-            .with_context(|| format!("cannot write {shown}"))?;
-        if !args.flags.quiet {
+            .map_err(|err| IoFailure::new(&baseline_path, err))?;
+        if format.is_some() {
             println!("updated {shown}");
         }
         return Ok(());
@@ -397,28 +432,38 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     let current_text = String::from_utf8(current_csv).expect("the summary is UTF-8");
     let current = check::parse_summary(Path::new("(this run)"), &current_text)?;
     let moves = check::compare(&baseline_path, &baseline, &current, &tolerances)?;
-    if !args.flags.quiet {
-        print!("{}", report::check::render(&shown, &moves, args.strict));
+    let outcome = report::check::Outcome {
+        scenario: &scenario.name,
+        baseline: &shown,
+        moves: &moves,
+        strict: args.strict,
+    };
+    if let Some(junit) = &args.junit {
+        std::fs::write(junit, report::check::render_junit(&outcome))
+            .map_err(|err| IoFailure::new(junit, err))?;
     }
-    let failing: Vec<&check::Move> = moves
-        .iter()
-        .filter(|m| {
-            m.status == Status::Regression || (args.strict && m.status == Status::Improvement)
-        })
-        .collect();
+    match format {
+        Some(Format::Json) => print!("{}", report::check::render_json(&outcome)),
+        Some(Format::Table) => print!("{}", report::check::render(&outcome, args.verbose)),
+        None => {}
+    }
+    let failing: Vec<&check::Move> = moves.iter().filter(|m| outcome.fails(m)).collect();
     if failing.is_empty() {
         return Ok(());
     }
     let mut columns: Vec<&str> = failing.iter().map(|m| m.column).collect();
-    columns.dedup();
     columns.sort_unstable();
     columns.dedup();
     let mut shards: Vec<u32> = failing.iter().map(|m| m.shards).collect();
     shards.dedup();
     Err(Failed(format!(
-        "{}: {} value(s) moved beyond tolerance against {shown}: {} (shard counts {shards:?})",
+        "{}: {} moved beyond tolerance against {shown}: {} (shard counts {shards:?})",
         scenario.name,
-        failing.len(),
+        if failing.len() == 1 {
+            "1 value".to_owned()
+        } else {
+            format!("{} values", failing.len())
+        },
         columns.join(", ")
     ))
     .into())

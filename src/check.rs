@@ -16,6 +16,18 @@ use crate::scenario::file::CheckTable;
 pub const DEFAULT_REL: f64 = 0.05;
 /// Default absolute tolerance of the millisecond columns.
 pub const DEFAULT_ABS_MS: f64 = 0.05;
+/// Default absolute tolerance of the count columns ([`COUNT_COLUMNS`]).
+pub const DEFAULT_ABS_COUNT: f64 = 2.0;
+
+/// Columns that count a few discrete things (queued updates, failures, lost likes), where a
+/// relative tolerance alone would call a move of one a large change.
+pub const COUNT_COLUMNS: [&str; 5] = [
+    "backlog_max",
+    "backlog_final",
+    "user_failures",
+    "count_drift",
+    "lost_likes",
+];
 
 /// Which way a column may move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,11 +72,23 @@ pub const COMPARED: [(&str, Direction); 27] = [
     ("neighbour_wait_p99_ms", Direction::LowerIsBetter),
 ];
 
+/// The tolerances given on the command line (each overrides the scenario's `[check]`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Flags {
+    /// `--rel`.
+    pub rel: Option<f64>,
+    /// `--abs-ms`.
+    pub abs_ms: Option<f64>,
+    /// `--abs-count`.
+    pub abs_count: Option<f64>,
+}
+
 /// How far each column may move.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tolerances {
     rel: f64,
     abs_ms: f64,
+    abs_count: f64,
     columns: BTreeMap<String, (Option<f64>, Option<f64>)>,
 }
 
@@ -72,17 +96,20 @@ impl Tolerances {
     /// Tolerances from the flags, then the scenario's `[check]`, then the defaults; names a
     /// per-column entry that is not a compared column.
     pub fn resolve(
-        rel: Option<f64>,
-        abs_ms: Option<f64>,
+        flags: Flags,
         table: &CheckTable,
         scenario: &Path,
     ) -> Result<Tolerances, InputError> {
-        for (flag, value) in [("--rel", rel), ("--abs-ms", abs_ms)] {
+        for (flag, value) in [
+            ("--rel", flags.rel),
+            ("--abs-ms", flags.abs_ms),
+            ("--abs-count", flags.abs_count),
+        ] {
             if let Some(v) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(InputError::Flag {
-                    flag: flag.into(),
-                    message: format!("must be a finite number ≥ 0, got {v}"),
-                });
+                return Err(InputError::flag(
+                    flag,
+                    format!("must be a finite number ≥ 0, got {v}"),
+                ));
             }
         }
         let mut columns = BTreeMap::new();
@@ -98,8 +125,12 @@ impl Tolerances {
             columns.insert(name.clone(), (limits.rel, limits.abs));
         }
         Ok(Tolerances {
-            rel: rel.or(table.rel).unwrap_or(DEFAULT_REL),
-            abs_ms: abs_ms.or(table.abs_ms).unwrap_or(DEFAULT_ABS_MS),
+            rel: flags.rel.or(table.rel).unwrap_or(DEFAULT_REL),
+            abs_ms: flags.abs_ms.or(table.abs_ms).unwrap_or(DEFAULT_ABS_MS),
+            abs_count: flags
+                .abs_count
+                .or(table.abs_count)
+                .unwrap_or(DEFAULT_ABS_COUNT),
             columns,
         })
     }
@@ -109,6 +140,8 @@ impl Tolerances {
         let (rel, abs) = self.columns.get(column).copied().unwrap_or((None, None));
         let default_abs = if column.ends_with("_ms") {
             self.abs_ms
+        } else if COUNT_COLUMNS.contains(&column) {
+            self.abs_count
         } else {
             0.0
         };
@@ -120,6 +153,8 @@ impl Tolerances {
 /// What happened to one column of one shard count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Did not move at all.
+    Unchanged,
     /// Moved, but within tolerance.
     Within,
     /// Moved the wrong way beyond tolerance, or a fixed column moved.
@@ -129,9 +164,17 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether the value moved beyond its tolerance (either way).
+    pub fn is_beyond(self) -> bool {
+        matches!(self, Status::Regression | Status::Improvement)
+    }
+}
+
+impl Status {
     /// The word shown in the diff table.
     pub fn label(self) -> &'static str {
         match self {
+            Status::Unchanged => "unchanged",
             Status::Within => "within tolerance",
             Status::Regression => "REGRESSION",
             Status::Improvement => "improvement",
@@ -139,7 +182,7 @@ impl Status {
     }
 }
 
-/// One column of one shard count that moved.
+/// One compared column of one shard count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
     /// The shard count.
@@ -148,10 +191,10 @@ pub struct Move {
     pub adaptive: bool,
     /// The column.
     pub column: &'static str,
-    /// The baseline's value.
-    pub old: f64,
-    /// This run's value.
-    pub new: f64,
+    /// The baseline's value (`None`: empty, the behaviour was off).
+    pub old: Option<f64>,
+    /// This run's value (`None`: empty).
+    pub new: Option<f64>,
     /// The largest allowed move.
     pub limit: f64,
     /// The verdict.
@@ -210,8 +253,15 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             let value = if text.is_empty() {
                 None
             } else {
-                Some(text.parse::<f64>().map_err(|_| {
-                    InputError::trace(path, line, format!("{column} {text:?} is not a number"))
+                let number = text.parse::<f64>().ok().filter(|v| v.is_finite());
+                Some(number.ok_or_else(|| {
+                    InputError::trace(
+                        path,
+                        line,
+                        format!(
+                            "{column} {text:?} is not a finite number (an undefined figure is an empty cell)"
+                        ),
+                    )
                 })?)
             };
             values.insert(column, value);
@@ -264,23 +314,20 @@ pub fn compare(
             let (before, after) = match (baseline[&id][column], values[column]) {
                 (Some(before), Some(after)) => (before, after),
                 (None, None) => continue,
-                (before, after) => {
+                (old, new) => {
                     // A behaviour was switched on or off: the scenario changed.
                     moves.push(Move {
                         shards,
                         adaptive,
                         column,
-                        old: before.unwrap_or(f64::NAN),
-                        new: after.unwrap_or(f64::NAN),
+                        old,
+                        new,
                         limit: 0.0,
                         status: Status::Regression,
                     });
                     continue;
                 }
             };
-            if before == after {
-                continue;
-            }
             let limit = tolerances.limit(column, before);
             let beyond = (after - before).abs() > limit;
             let worse = match direction {
@@ -289,6 +336,7 @@ pub fn compare(
                 Direction::Fixed => true,
             };
             let status = match (beyond, worse) {
+                _ if before == after => Status::Unchanged,
                 (false, _) => Status::Within,
                 (true, true) => Status::Regression,
                 (true, false) => Status::Improvement,
@@ -297,8 +345,8 @@ pub fn compare(
                 shards,
                 adaptive,
                 column,
-                old: before,
-                new: after,
+                old: Some(before),
+                new: Some(after),
                 limit,
                 status,
             });
@@ -312,7 +360,12 @@ mod tests {
     use super::*;
 
     fn tolerances() -> Tolerances {
-        Tolerances::resolve(None, None, &CheckTable::default(), Path::new("t.toml")).unwrap()
+        Tolerances::resolve(
+            Flags::default(),
+            &CheckTable::default(),
+            Path::new("t.toml"),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -320,10 +373,11 @@ mod tests {
         let t = tolerances();
         assert_eq!(t.limit("wait_p99_ms", 0.1), 0.05);
         assert!((t.limit("wait_p99_ms", 10.0) - 0.5).abs() < 1e-12);
+        assert_eq!(t.limit("backlog_max", 0.0), DEFAULT_ABS_COUNT);
         assert_eq!(
-            t.limit("backlog_max", 0.0),
+            t.limit("throughput_per_s", 0.0),
             0.0,
-            "no absolute slack outside the ms columns"
+            "no absolute slack outside the ms and count columns"
         );
     }
 
@@ -366,7 +420,10 @@ mod tests {
             status(&row(10.0, 100.0, 900.0), "arrivals"),
             Some(Status::Regression)
         );
-        assert_eq!(status(&row(10.0, 100.0, 1000.0), "wait_p99_ms"), None);
+        assert_eq!(
+            status(&row(10.0, 100.0, 1000.0), "wait_p99_ms"),
+            Some(Status::Unchanged)
+        );
     }
 
     #[test]
@@ -374,5 +431,46 @@ mod tests {
         let summary = |shards: u32| Summary::from([((shards, false), BTreeMap::new())]);
         let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
         assert!(err.to_string().contains("[4] but the run has [8]"));
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    #[test]
+    fn a_backlog_of_three_against_two_is_within_tolerance() {
+        let t = Tolerances::resolve(
+            Flags::default(),
+            &CheckTable::default(),
+            Path::new("t.toml"),
+        )
+        .unwrap();
+        let summary = |backlog: f64| {
+            let values: BTreeMap<&'static str, Option<f64>> = COMPARED
+                .iter()
+                .map(|(c, _)| (*c, Some(if *c == "backlog_max" { backlog } else { 1.0 })))
+                .collect();
+            Summary::from([((16, false), values)])
+        };
+        let moves = compare(Path::new("b.csv"), &summary(3.0), &summary(2.0), &t).unwrap();
+        let backlog = moves.iter().find(|m| m.column == "backlog_max").unwrap();
+        assert_eq!(backlog.status, Status::Within);
+    }
+
+    #[test]
+    fn a_non_finite_baseline_value_is_bad_input() {
+        let header = COMPARED.map(|(c, _)| c).join(",");
+        let values = COMPARED
+            .map(|(c, _)| if c == "utilization" { "NaN" } else { "1" })
+            .join(",");
+        let text = format!("shards,{header}\n4,{values}\n");
+        let err = parse_summary(Path::new("b.csv"), &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("utilization") && err.contains("finite"),
+            "{err}"
+        );
     }
 }

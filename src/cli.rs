@@ -1,7 +1,10 @@
 //! The command line (clap derive only): subcommands and flags; each field's doc comment is its
-//! help text. Nothing here runs anything: [`crate::app`] does.
+//! help text. Nothing here runs anything: [`crate::app`] does. Every flag value is parsed by a
+//! function of [`crate::cli::values`], so a bad value is reported in the tool's own words,
+//! naming the flag.
 
-use std::num::NonZeroUsize;
+pub mod values;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -26,34 +29,42 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario and compare its summary with a baseline; exit 1 on a regression.
     Check(CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
+    Completions(CompletionArgs),
 }
 
-/// Overrides of a scenario's settings, shared by every subcommand.
+/// Overrides of a scenario's settings and how to run it, shared by every simulating subcommand.
 #[derive(Debug, Args)]
 pub struct ScenarioFlags {
-    /// Shard counts to simulate instead of the scenario's, comma-separated (e.g. 1,4,16).
-    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
-    pub shards: Option<Vec<u32>>,
-
     /// Seed for every random draw instead of the scenario's.
-    #[arg(long)]
+    #[arg(long, value_parser = values::seed)]
     pub seed: Option<u64>,
 
     /// Slot-choice policy instead of the scenario's: earliest-free, random, round-robin, hash-user.
-    #[arg(long, value_parser = parse_policy)]
+    #[arg(long, value_parser = values::policy)]
     pub policy: Option<Policy>,
 
-    /// Independent replications per shard count instead of the scenario's.
-    #[arg(long, value_name = "R")]
+    /// Independent replications per shard count instead of the scenario's (1 to 10000).
+    #[arg(long, value_name = "R", value_parser = values::replications)]
     pub replications: Option<u32>,
 
-    /// Worker threads [default: one per core]; results are the same for any number.
-    #[arg(long, value_name = "N")]
-    pub threads: Option<NonZeroUsize>,
+    /// Worker threads, 1 to 256 [default: one per core]; results are the same for any number.
+    #[arg(long, value_name = "N", value_parser = values::threads)]
+    pub threads: Option<usize>,
 
-    /// Print nothing on success (and no progress bars).
+    /// Most memory the run may use, e.g. 4GiB or 512MiB [default: half of the machine's memory].
+    /// A run estimated to need more is refused before it starts.
+    #[arg(long, value_name = "SIZE", value_parser = values::memory)]
+    pub max_memory: Option<u64>,
+
+    /// Print nothing on success (and no progress bars); an explicit --format json still prints.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// When to colour the terminal output [default: auto: a terminal, unless NO_COLOR is set;
+    /// CLICOLOR_FORCE forces it].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub color: Option<ColorWhen>,
 }
 
 /// Flags of `shardsim run`.
@@ -61,6 +72,10 @@ pub struct ScenarioFlags {
 pub struct RunArgs {
     /// The scenario file (TOML), e.g. scenarios/final.toml.
     pub scenario: PathBuf,
+
+    /// Shard counts to simulate instead of the scenario's, comma-separated (e.g. 1,4,16).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = values::shard_count)]
+    pub shards: Option<Vec<u32>>,
 
     /// Overrides of the scenario's settings.
     #[command(flatten)]
@@ -75,8 +90,12 @@ pub struct RunArgs {
     pub events: bool,
 
     /// What to print on standard output: an aligned table, or the summary as JSON for scripts.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+
+    /// Exit 0 even when no shard count meets the scenario's [slo] (report only).
+    #[arg(long)]
+    pub no_fail: bool,
 }
 
 /// Flags of `shardsim plan`.
@@ -90,39 +109,39 @@ pub struct PlanArgs {
     pub flags: ScenarioFlags,
 
     /// Without a scenario: the peak rate, increments per second.
-    #[arg(long, value_name = "PER_S")]
+    #[arg(long, value_name = "PER_S", value_parser = values::positive)]
     pub rate: Option<f64>,
 
     /// Without a scenario: the hold time in ms (the mean, for an exponential hold).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = values::positive)]
     pub hold_ms: Option<f64>,
 
     /// Without a scenario: the hold-time distribution, constant or exponential.
-    #[arg(long, value_enum, default_value_t = HoldShape::Constant)]
-    pub hold_dist: HoldShape,
+    #[arg(long, value_enum)]
+    pub hold_dist: Option<HoldShape>,
 
     /// Target: the p99 wait in ms must not exceed this [default: the scenario's [slo]].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = values::positive)]
     pub p99_ms: Option<f64>,
 
     /// Target: the p99.9 wait in ms must not exceed this.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = values::positive)]
     pub p999_ms: Option<f64>,
 
     /// Target: the utilization at the peak must not exceed this (headroom), in (0, 1].
-    #[arg(long, value_name = "U")]
+    #[arg(long, value_name = "U", value_parser = values::utilization)]
     pub max_utilization: Option<f64>,
 
-    /// The largest shard count to consider.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    /// The largest shard count to consider (1 to 1048576).
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = values::shard_count)]
     pub max_shards: u32,
 
-    /// Simulated seconds at the peak rate per replication (after the warm-up).
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    /// Simulated seconds at the peak rate per replication (after the warm-up), 0.001 to 1000000.
+    #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = values::plan_duration)]
     pub duration_s: f64,
 
-    /// Seconds simulated before measuring, so each replication starts in steady state.
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    /// Seconds simulated before measuring, so each replication starts in steady state (0 to 1000000).
+    #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = values::plan_warmup)]
     pub warmup_s: f64,
 
     /// Output folder for plan.csv and plan.json [default: output/<scenario name>-plan/].
@@ -130,8 +149,8 @@ pub struct PlanArgs {
     pub out: Option<PathBuf>,
 
     /// What to print on standard output.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
 }
 
 /// Flags of `shardsim check`.
@@ -140,21 +159,29 @@ pub struct CheckArgs {
     /// The scenario file.
     pub scenario: PathBuf,
 
+    /// Shard counts to simulate instead of the scenario's, comma-separated (e.g. 1,4,16).
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = values::shard_count)]
+    pub shards: Option<Vec<u32>>,
+
     /// Overrides of the scenario's settings.
     #[command(flatten)]
     pub flags: ScenarioFlags,
 
-    /// The baseline summary [default: scenarios/baselines/<scenario name>.csv].
+    /// The baseline summary [default: baselines/<scenario name>.csv beside the scenario file].
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
 
     /// Relative tolerance of every column [default: the scenario's [check] rel, else 0.05].
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", value_parser = values::non_negative)]
     pub rel: Option<f64>,
 
     /// Absolute tolerance of the wait columns, in ms [default: [check] abs_ms, else 0.05].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", value_parser = values::non_negative)]
     pub abs_ms: Option<f64>,
+
+    /// Absolute tolerance of the count columns (backlogs, likes) [default: [check] abs_count, else 2].
+    #[arg(long, value_name = "COUNT", value_parser = values::non_negative)]
+    pub abs_count: Option<f64>,
 
     /// Rewrite the baseline with this run's summary instead of comparing.
     #[arg(long)]
@@ -163,6 +190,26 @@ pub struct CheckArgs {
     /// Fail on improvements beyond tolerance too (they mean the baseline is stale).
     #[arg(long)]
     pub strict: bool,
+
+    /// Show every compared value, not only those that moved beyond tolerance.
+    #[arg(long, short)]
+    pub verbose: bool,
+
+    /// What to print on standard output: the table of moved values, or one JSON document.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+
+    /// Also write a JUnit XML report here (one test case per shard count and column), for CI.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+/// Flags of `shardsim completions`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// What a subcommand prints on standard output.
@@ -174,6 +221,17 @@ pub enum Format {
     Json,
 }
 
+/// When to colour terminal output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set (`CLICOLOR_FORCE` forces colour).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// Hold-time shapes for `plan` without a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HoldShape {
@@ -181,10 +239,6 @@ pub enum HoldShape {
     Constant,
     /// Exponential holds with mean --hold-ms.
     Exponential,
-}
-
-fn parse_policy(text: &str) -> Result<Policy, String> {
-    text.parse()
 }
 
 #[cfg(test)]

@@ -3,7 +3,41 @@
 //! Exit codes: 0 success; 1 a failed check or target; 2 bad input or usage (a scenario, a
 //! trace, a flag or the output folder); 3 the run could not complete (an I/O failure).
 
+use std::borrow::Cow;
 use std::path::Path;
+
+/// The most characters of a user's value that an error message repeats.
+pub const CLIP_CHARS: usize = 60;
+/// The most characters of one error message's own text.
+const MESSAGE_CHARS: usize = 400;
+
+/// A value as an error message may repeat it: at most [`CLIP_CHARS`] characters, the rest
+/// replaced by `…` and the full length.
+pub fn clip(text: &str) -> Cow<'_, str> {
+    clip_to(text, CLIP_CHARS)
+}
+
+fn clip_to(text: &str, limit: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(limit) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!(
+            "{}… ({} characters)",
+            &text[..cut],
+            text.chars().count()
+        )),
+    }
+}
+
+/// A message on one line of readable length: line breaks become spaces, and a message that
+/// echoed a huge value is cut.
+fn one_line(message: String) -> String {
+    let message = if message.contains(['\n', '\r']) {
+        message.replace(['\n', '\r'], " ")
+    } else {
+        message
+    };
+    clip_to(&message, MESSAGE_CHARS).into_owned()
+}
 
 /// Bad input: always names the file, and the field or line, and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,8 +85,8 @@ impl InputError {
     pub fn scenario(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
         InputError::Scenario {
             file: file.display().to_string(),
-            field: field.into(),
-            message: message.into(),
+            field: one_line(field.into()),
+            message: one_line(message.into()),
         }
     }
 
@@ -61,7 +95,7 @@ impl InputError {
         InputError::Trace {
             file: file.display().to_string(),
             line,
-            message: message.into(),
+            message: one_line(message.into()),
         }
     }
 
@@ -69,7 +103,15 @@ impl InputError {
     pub fn file(file: &Path, message: impl Into<String>) -> Self {
         InputError::File {
             file: file.display().to_string(),
-            message: message.into(),
+            message: one_line(message.into()),
+        }
+    }
+
+    /// A command-line flag error.
+    pub fn flag(flag: impl Into<String>, message: impl Into<String>) -> Self {
+        InputError::Flag {
+            flag: flag.into(),
+            message: one_line(message.into()),
         }
     }
 }
@@ -79,6 +121,27 @@ impl InputError {
 #[error("{0}")]
 pub struct Failed(pub String);
 
+/// The run could not complete: a file or folder of the user's that cannot be written, named
+/// (exit code 3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct IoFailure {
+    /// The user's file or folder.
+    pub path: String,
+    /// What failed.
+    pub message: String,
+}
+
+impl IoFailure {
+    /// A failure to write or move `path`.
+    pub fn new(path: &Path, message: impl std::fmt::Display) -> Self {
+        IoFailure {
+            path: path.display().to_string(),
+            message: one_line(message.to_string()),
+        }
+    }
+}
+
 /// Exit code for a failed check or target.
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input or usage.
@@ -86,14 +149,32 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for a run that could not complete.
 pub const EXIT_FAILURE: u8 = 3;
 
-/// The exit code for an error: 2 when any cause is bad input, 1 for a failed check or
-/// target, 3 otherwise.
+/// The exit code for an error: 3 when a user's file could not be written, 2 when any cause is
+/// bad input, 1 for a failed check or target, 3 otherwise.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|cause| cause.is::<InputError>()) {
+    if err.chain().any(|cause| cause.is::<IoFailure>()) {
+        EXIT_FAILURE
+    } else if err.chain().any(|cause| cause.is::<InputError>()) {
         EXIT_BAD_INPUT
     } else if err.chain().any(|cause| cause.is::<Failed>()) {
         EXIT_FAILED
     } else {
         EXIT_FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_clipped() {
+        assert_eq!(clip("short"), "short");
+        let long = "x".repeat(10_000);
+        let clipped = clip(&long);
+        assert!(clipped.len() < 100 && clipped.ends_with("(10000 characters)"));
+        let message = InputError::trace(Path::new("t.csv"), 2, format!("bad {long}\nmore"));
+        assert!(message.to_string().len() < 500);
+        assert!(!message.to_string().contains('\n'));
     }
 }

@@ -9,6 +9,7 @@
 //! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
 //! - [`plan`]: the smallest shard count that meets a target at the peak;
 //! - [`check`]: a summary against a committed baseline (regression gates);
+//! - [`budget`]: what a run will cost in memory and work, checked before it starts;
 //! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
 //! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
 //!   terminal table;
@@ -33,6 +34,7 @@
 
 pub mod app;
 pub mod arrivals;
+pub mod budget;
 pub mod check;
 pub mod cli;
 pub mod error;

@@ -3,10 +3,21 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use shardsim::{app, cli::Cli, error};
+use shardsim::{app, cli::Cli, cli::values, error};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => {
+            // --help and --version print on standard output and succeed.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            eprintln!("error: {}", values::one_line(&err));
+            return ExitCode::from(error::EXIT_BAD_INPUT);
+        }
+    };
     match app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::budget::MAX_REQUESTS;
 use crate::error::InputError;
 use crate::model::Policy;
 use crate::model::hold::HoldDist;
@@ -175,6 +176,29 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     })
 }
 
+/// Refuses a plan that would simulate more than one run may take ([`MAX_REQUESTS`]): the
+/// peak rate × (warm-up + duration) × replications × the shard counts a search tries.
+pub fn admit(base: &Scenario, settings: PlanSettings) -> Result<(), InputError> {
+    let searched = 2.0 * f64::from(settings.max_shards).log2().ceil() + 3.0;
+    let requests = base.peak_total_per_s()
+        * (settings.duration_s + settings.warmup_s)
+        * f64::from(settings.replications)
+        * searched;
+    if requests > MAX_REQUESTS {
+        return Err(InputError::flag(
+            "--duration-s",
+            format!(
+                "the search would simulate about {requests:.2e} requests ({} per s at the peak × {} s × {} replications × up to {searched} shard counts), \
+                 more than the {MAX_REQUESTS:.0e} one run may take; shorten --duration-s or use fewer --replications",
+                base.peak_total_per_s(),
+                settings.duration_s + settings.warmup_s,
+                settings.replications
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The smallest shard count with utilization below 1 and at most `limit`.
 fn min_shards_for_utilization(load: f64, limit: f64) -> u32 {
     let mut shards = (load / limit).ceil().max(1.0) as u32;
@@ -199,6 +223,8 @@ fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
     peak.warmup = warmup;
     peak.window = horizon;
     peak.replications = settings.replications;
+    // The plan answers a static shard count; the adaptive policy is `run`'s to compare.
+    peak.adaptive = None;
     peak
 }
 

@@ -55,6 +55,7 @@ pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) ->
             None
         },
         hot_key: scenario.hot_key(),
+        queue_limit: scenario.queue_limit,
     }
 }
 
@@ -113,16 +114,22 @@ pub fn run_replications<O: Observer + Send>(
         runs.push(vec![run]);
         observers.push(observer);
     }
-    let others: Vec<Vec<(ShardRun, NoEvents)>> = (1..scenario.replications)
-        .into_par_iter()
-        .map(|replication| {
-            let silent = vec![NoEvents; scenario.variants().len()];
-            run(scenario, replication, silent, progress)
-        })
-        .collect::<Result<_, _>>()?;
-    for replication in others {
-        for (index, (run, _)) in replication.into_iter().enumerate() {
-            runs[index].push(run);
+    // The other replications run in batches of one per thread, so at most that many are in
+    // flight (the memory budget counts on it); only the first keeps its time series.
+    let rest: Vec<u32> = (1..scenario.replications).collect();
+    for batch in rest.chunks(rayon::current_num_threads().max(1)) {
+        let done: Vec<Vec<(ShardRun, NoEvents)>> = batch
+            .par_iter()
+            .map(|&replication| {
+                let silent = vec![NoEvents; scenario.variants().len()];
+                run(scenario, replication, silent, progress)
+            })
+            .collect::<Result<_, _>>()?;
+        for replication in done {
+            for (index, (mut run, _)) in replication.into_iter().enumerate() {
+                run.windows = Vec::new();
+                runs[index].push(run);
+            }
         }
     }
     Ok((runs, observers))

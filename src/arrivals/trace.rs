@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use csv::{ByteRecord, Reader, ReaderBuilder, Trim};
@@ -14,6 +14,10 @@ use super::{DrawNeeds, SimRng, Stream, stream_rng};
 use crate::error::InputError;
 use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
 use crate::scenario::Scenario;
+
+/// Longest line a trace may have, in bytes: a longer one (or a file that is not text, such as
+/// `/dev/zero`) is refused instead of being buffered whole.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Most distinct keys a trace may name.
 pub const MAX_TRACE_KEYS: usize = 10_000_000;
@@ -233,20 +237,65 @@ struct Row<'r> {
 #[derive(Debug)]
 struct TraceRows {
     path: PathBuf,
-    reader: Reader<BufReader<File>>,
+    reader: Reader<LineGuard<BufReader<File>>>,
     columns: Columns,
     record: ByteRecord,
     line: u64,
     previous_at: SimTime,
 }
 
+/// A reader that fails on a line longer than [`MAX_LINE_BYTES`], so the CSV parser never
+/// buffers an unbounded record.
+#[derive(Debug)]
+struct LineGuard<R> {
+    inner: R,
+    line_bytes: usize,
+}
+
+impl<R: Read> LineGuard<R> {
+    fn new(inner: R) -> Self {
+        LineGuard {
+            inner,
+            line_bytes: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for LineGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        let bytes = &buf[..read];
+        self.line_bytes = match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(last) => read - last - 1,
+            None => self.line_bytes + read,
+        };
+        if self.line_bytes > MAX_LINE_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a line is longer than {} MiB: a trace is a text CSV file",
+                    MAX_LINE_BYTES >> 20
+                ),
+            ));
+        }
+        Ok(read)
+    }
+}
+
 impl TraceRows {
     fn open(path: &Path) -> Result<Self, InputError> {
         let file = File::open(path)
             .map_err(|err| InputError::file(path, format!("cannot read the trace: {err}")))?;
+        let is_file = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+        if !is_file {
+            return Err(InputError::file(
+                path,
+                "is not a regular file: a trace is a CSV file with a t_ms column",
+            ));
+        }
         let mut reader = ReaderBuilder::new()
             .trim(Trim::All)
-            .from_reader(BufReader::with_capacity(1 << 16, file));
+            .from_reader(LineGuard::new(BufReader::with_capacity(1 << 16, file)));
         let header = reader
             .byte_headers()
             .map_err(|err| csv_error(path, 1, &err))?

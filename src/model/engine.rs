@@ -70,6 +70,9 @@ pub struct EngineConfig {
     pub adaptive: Option<AdaptivePolicy>,
     /// The busiest key, whose rows the time series follows.
     pub hot_key: u32,
+    /// The most requests the engine may hold queued on its calendars: past it the shard count
+    /// is saturated, and the engine stops serving (see [`ShardRun::saturated_at`]).
+    pub queue_limit: u64,
 }
 
 /// Sees every increment as it is decided (used to write `events.csv`).
@@ -134,6 +137,10 @@ pub struct ShardRun {
     pub rows_total: u64,
     /// The most rows any key had at the end.
     pub max_key_rows: u32,
+    /// When the queue passed [`EngineConfig::queue_limit`]: from then on nothing was served,
+    /// every later arrival counts as waiting, and the waits describe only the updates that took
+    /// their rows before (a lower bound of what users would wait).
+    pub saturated_at: Option<SimTime>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -160,6 +167,8 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) keys: Option<Box<KeyTracker>>,
     /// Adaptive row counts.
     pub(super) adaptive: Option<Box<Adaptive>>,
+    /// When the queue passed its limit, if it did.
+    pub(super) saturated_at: Option<SimTime>,
 }
 
 impl<O: Observer> Engine<O> {
@@ -187,6 +196,7 @@ impl<O: Observer> Engine<O> {
             backlog_max: 0,
             measuring: false,
             observer,
+            saturated_at: None,
             config,
         };
         engine.schedule_batching();
@@ -207,7 +217,10 @@ impl<O: Observer> Engine<O> {
 
     /// Runs the remaining events up to the horizon and returns the results and the observer.
     pub fn finish(mut self) -> (ShardRun, O) {
-        while let Some(time) = self.next_event_time() {
+        while let Some(time) = self
+            .next_event_time()
+            .filter(|_| self.saturated_at.is_none())
+        {
             if time >= self.config.horizon {
                 break;
             }
@@ -242,6 +255,7 @@ impl<O: Observer> Engine<O> {
                 .map_or_else(Vec::new, |a| a.growths().to_vec()),
             rows_total: self.rows.rows_total(),
             max_key_rows: self.rows.max_key_rows(),
+            saturated_at: self.saturated_at,
         };
         (run, self.observer)
     }
@@ -252,12 +266,25 @@ impl<O: Observer> Engine<O> {
             arrival.at >= self.now && arrival.at < self.config.horizon,
             "arrivals come in time order and before the horizon"
         );
+        if self.saturated_at.is_some() {
+            self.unserved_arrival(arrival);
+            return;
+        }
         self.advance_to(arrival.at);
         self.now = arrival.at;
         if self.ext.is_some() {
             self.extended_arrival(arrival);
-            return;
+        } else {
+            self.exact_arrival(arrival);
         }
+        if (self.starts.len() + self.calendar.len()) as u64 > self.config.queue_limit {
+            self.saturate();
+        }
+    }
+
+    /// The exact core's increment: the row and start decided at arrival.
+    #[inline(always)]
+    fn exact_arrival(&mut self, arrival: &Arrival) {
         self.apply_growth(arrival.key);
         let grant = self.rows.acquire(
             arrival.key,
@@ -270,6 +297,28 @@ impl<O: Observer> Engine<O> {
         self.record_update(arrival.at, grant.start, arrival.hold, measured);
         self.record_for_key(arrival.key, grant.start - arrival.at, measured);
         self.observer.on_increment(arrival, &grant, &self.rows);
+    }
+
+    /// Stops serving: the queue passed its limit, so the shard count is saturated from now on.
+    /// The calendars are dropped (their memory is what the limit protects); the backlog stays.
+    #[cold]
+    fn saturate(&mut self) {
+        self.saturated_at = Some(self.now);
+        self.starts = Calendar::new();
+        self.calendar = Calendar::new();
+    }
+
+    /// An arrival after saturation: it joins the backlog and is never served.
+    #[cold]
+    fn unserved_arrival(&mut self, arrival: &Arrival) {
+        self.now = arrival.at;
+        self.close_windows_through(arrival.at);
+        let measured = arrival.at >= self.config.measure_from;
+        if measured {
+            self.arrivals += 1;
+        }
+        self.series.record_unserved();
+        self.enter_backlog(measured);
     }
 
     /// Adaptive runs: gives the key the rows its writers now use (a growth whose cache delay

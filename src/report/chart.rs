@@ -28,7 +28,7 @@ use crate::model::ShardRun;
 use crate::scenario::Scenario;
 use crate::stats::WindowRow;
 
-use super::summary::{SummaryRow, Verdict};
+use super::summary::SummaryRow;
 
 /// Chart size in pixels.
 pub const SIZE: (u32, u32) = (1200, 800);
@@ -562,7 +562,7 @@ impl WaitsFigure<'_> {
         let overloaded: Vec<f64> = self
             .rows
             .iter()
-            .filter(|r| r.verdict() == Verdict::Overloaded)
+            .filter(|r| !r.verdict().can_serve())
             .map(|r| f64::from(r.shards).log2())
             .collect();
         let band = RGBColor(214, 39, 40).mix(0.12);

@@ -1,49 +1,111 @@
-//! The diff table of `shardsim check`: every column that moved, by how much, and the verdict.
+//! What `shardsim check` prints and writes: the table of values that moved beyond tolerance
+//! (every compared value with `--verbose`), one JSON document for scripts, and a JUnit XML
+//! report (one test case per scenario × shard count × column) for CI systems to show.
 
 use std::fmt::Write;
 
+use serde_json::json;
+
 use crate::check::{Move, Status};
 
-/// Renders the moves (or a line saying nothing moved) and a closing verdict line.
-pub fn render(baseline: &str, moves: &[Move], strict: bool) -> String {
+/// A finished comparison: what `check` compared and against which baseline.
+#[derive(Debug, Clone)]
+pub struct Outcome<'a> {
+    /// The scenario's name.
+    pub scenario: &'a str,
+    /// The baseline file as the user named it.
+    pub baseline: &'a str,
+    /// Every compared value.
+    pub moves: &'a [Move],
+    /// Whether improvements beyond tolerance fail too.
+    pub strict: bool,
+}
+
+impl Outcome<'_> {
+    /// Whether this compared value fails the check.
+    pub fn fails(&self, m: &Move) -> bool {
+        m.status == Status::Regression || (self.strict && m.status == Status::Improvement)
+    }
+
+    fn count(&self, status: Status) -> usize {
+        self.moves.iter().filter(|m| m.status == status).count()
+    }
+}
+
+fn row_label(m: &Move) -> String {
+    if m.adaptive {
+        "adaptive".to_owned()
+    } else {
+        m.shards.to_string()
+    }
+}
+
+fn change(m: &Move) -> String {
+    match (m.old, m.new) {
+        (Some(old), Some(new)) if old != 0.0 => format!("{:+.1}%", (new - old) / old.abs() * 100.0),
+        (Some(old), Some(new)) => format!("{:+}", number(new - old)),
+        _ => "switched".to_owned(),
+    }
+}
+
+fn value(v: Option<f64>) -> String {
+    v.map_or_else(|| "(empty)".to_owned(), number)
+}
+
+/// Renders the values that moved beyond tolerance (all compared values when `verbose`) and a
+/// closing line with the counts.
+pub fn render(outcome: &Outcome, verbose: bool) -> String {
     let mut out = String::new();
-    if moves.is_empty() {
-        let _ = writeln!(out, "matches {baseline} exactly");
+    let shown: Vec<&Move> = outcome
+        .moves
+        .iter()
+        .filter(|m| verbose || m.status.is_beyond())
+        .collect();
+    if !shown.is_empty() {
+        let _ = writeln!(
+            out,
+            "{:>8}  {:<27}  {:>16}  {:>16}  {:>9}  {:>12}  status",
+            "shards", "column", "baseline", "now", "change", "allowed"
+        );
+        for m in shown {
+            let _ = writeln!(
+                out,
+                "{:>8}  {:<27}  {:>16}  {:>16}  {:>9}  {:>12}  {}",
+                row_label(m),
+                m.column,
+                value(m.old),
+                value(m.new),
+                change(m),
+                format!("±{}", number(m.limit)),
+                m.status.label()
+            );
+        }
+    }
+    let (regressions, improvements) = (
+        outcome.count(Status::Regression),
+        outcome.count(Status::Improvement),
+    );
+    let within = outcome.count(Status::Within);
+    let unchanged = outcome.count(Status::Unchanged);
+    if unchanged == outcome.moves.len() {
+        let _ = writeln!(
+            out,
+            "{}: matches {} exactly ({} compared)",
+            outcome.scenario,
+            outcome.baseline,
+            plural(unchanged, "value")
+        );
         return out;
     }
     let _ = writeln!(
         out,
-        "{:>6}  {:<18}  {:>16}  {:>16}  {:>9}  {:>12}  status",
-        "shards", "column", "baseline", "now", "change", "allowed"
-    );
-    for m in moves {
-        let change = if m.old != 0.0 {
-            format!("{:+.1}%", (m.new - m.old) / m.old.abs() * 100.0)
-        } else {
-            format!("{:+}", m.new - m.old)
-        };
-        let _ = writeln!(
-            out,
-            "{:>6}  {:<18}  {:>16}  {:>16}  {:>9}  {:>12}  {}",
-            if m.adaptive {
-                "adaptive".to_owned()
-            } else {
-                m.shards.to_string()
-            },
-            m.column,
-            number(m.old),
-            number(m.new),
-            change,
-            format!("±{}", number(m.limit)),
-            m.status.label()
-        );
-    }
-    let count = |status: Status| moves.iter().filter(|m| m.status == status).count();
-    let (regressions, improvements) = (count(Status::Regression), count(Status::Improvement));
-    let _ = writeln!(
-        out,
-        "{regressions} regression(s), {improvements} improvement(s){} against {baseline}",
-        if strict && improvements > 0 {
+        "{}: {} compared against {}: {}, {}, {within} within tolerance, {unchanged} unchanged{}",
+        outcome.scenario,
+        plural(outcome.moves.len(), "value"),
+        outcome.baseline,
+        plural(regressions, "regression"),
+        plural(improvements, "improvement"),
+        if outcome.strict && improvements > 0 {
             " (--strict: improvements fail too)"
         } else {
             ""
@@ -52,7 +114,168 @@ pub fn render(baseline: &str, moves: &[Move], strict: bool) -> String {
     out
 }
 
+/// The comparison as one JSON document: the counts and every compared value.
+pub fn render_json(outcome: &Outcome) -> String {
+    let values: Vec<serde_json::Value> = outcome
+        .moves
+        .iter()
+        .map(|m| {
+            json!({
+                "shards": row_label(m),
+                "column": m.column,
+                "baseline": m.old,
+                "now": m.new,
+                "allowed": m.limit,
+                "status": status_name(m.status),
+                "fails": outcome.fails(m),
+            })
+        })
+        .collect();
+    let document = json!({
+        "scenario": outcome.scenario,
+        "baseline": outcome.baseline,
+        "strict": outcome.strict,
+        "passed": !outcome.moves.iter().any(|m| outcome.fails(m)),
+        "regressions": outcome.count(Status::Regression),
+        "improvements": outcome.count(Status::Improvement),
+        "within_tolerance": outcome.count(Status::Within),
+        "unchanged": outcome.count(Status::Unchanged),
+        "values": values,
+    });
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
+    text.push('\n');
+    text
+}
+
+/// The comparison as a JUnit XML report: one test suite for the scenario, one test case per
+/// shard count and column, failed where the check fails.
+pub fn render_junit(outcome: &Outcome) -> String {
+    let failures = outcome.moves.iter().filter(|m| outcome.fails(m)).count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"shardsim check\" tests=\"{}\" failures=\"{failures}\">",
+        outcome.moves.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
+        xml(outcome.scenario),
+        outcome.moves.len()
+    );
+    for m in outcome.moves {
+        let name = format!("shards={} {}", row_label(m), m.column);
+        let _ = write!(
+            out,
+            "    <testcase classname=\"{}\" name=\"{}\"",
+            xml(outcome.scenario),
+            xml(&name)
+        );
+        if outcome.fails(m) {
+            let message = format!(
+                "{}: baseline {}, now {} ({}), allowed ±{}",
+                m.status.label(),
+                value(m.old),
+                value(m.new),
+                change(m),
+                number(m.limit)
+            );
+            let _ = writeln!(
+                out,
+                ">\n      <failure message=\"{}\" type=\"{}\"/>\n    </testcase>",
+                xml(&message),
+                status_name(m.status)
+            );
+        } else {
+            out.push_str("/>\n");
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Unchanged => "unchanged",
+        Status::Within => "within_tolerance",
+        Status::Regression => "regression",
+        Status::Improvement => "improvement",
+    }
+}
+
+/// Text escaped for an XML attribute.
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `1 regression`, `2 regressions`.
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 fn number(value: f64) -> String {
     let text = format!("{value:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moves() -> Vec<Move> {
+        let m = |column, old: f64, new: f64, status| Move {
+            shards: 4,
+            adaptive: false,
+            column,
+            old: Some(old),
+            new: Some(new),
+            limit: 0.5,
+            status,
+        };
+        vec![
+            m("wait_p99_ms", 10.0, 10.0, Status::Unchanged),
+            m("wait_p50_ms", 1.0, 1.2, Status::Within),
+            m("wait_max_ms", 10.0, 12.0, Status::Regression),
+        ]
+    }
+
+    #[test]
+    fn the_table_shows_only_what_moved_beyond_tolerance() {
+        let moves = moves();
+        let outcome = Outcome {
+            scenario: "s",
+            baseline: "b.csv",
+            moves: &moves,
+            strict: false,
+        };
+        let table = render(&outcome, false);
+        assert!(table.contains("wait_max_ms") && !table.contains("wait_p50_ms"));
+        assert!(table.contains("1 regression, 0 improvements, 1 within tolerance, 1 unchanged"));
+        assert!(render(&outcome, true).contains("wait_p50_ms"));
+    }
+
+    #[test]
+    fn junit_has_a_case_per_value_and_fails_the_regression() {
+        let moves = moves();
+        let outcome = Outcome {
+            scenario: "s",
+            baseline: "b.csv",
+            moves: &moves,
+            strict: false,
+        };
+        let xml = render_junit(&outcome);
+        assert_eq!(xml.matches("<testcase ").count(), 3);
+        assert_eq!(xml.matches("<failure ").count(), 1);
+        assert!(xml.contains("tests=\"3\" failures=\"1\""));
+        let json: serde_json::Value = serde_json::from_str(&render_json(&outcome)).unwrap();
+        assert_eq!(json["passed"], false);
+        assert_eq!(json["values"].as_array().unwrap().len(), 3);
+    }
 }

@@ -10,7 +10,7 @@ use crate::stats::WaitSummary;
 use super::summary::SummaryRow;
 
 /// The columns of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 72] = [
+pub const SUMMARY_COLUMNS: [&str; 73] = [
     "scenario",
     "policy",
     "shards",
@@ -83,6 +83,7 @@ pub const SUMMARY_COLUMNS: [&str; 72] = [
     "staleness_likes_mean",
     "staleness_likes_p99",
     "read_lock_wait_p99_ms",
+    "saturated_at_s",
 ];
 
 /// The columns of `timeseries.csv`, in order.
@@ -105,6 +106,16 @@ pub const TIMESERIES_COLUMNS: [&str; 13] = [
 /// Columns of `summary.csv` that hold text; every other column is a number.
 pub const SUMMARY_TEXT_COLUMNS: [&str; 3] = ["scenario", "policy", "mode"];
 
+/// A number with `places` decimals, or an empty cell when it is unbounded or undefined
+/// (infinite or NaN): no CSV or JSON output ever holds `inf` or `NaN`.
+pub fn decimal(value: f64, places: usize) -> String {
+    if value.is_finite() {
+        format!("{value:.places$}")
+    } else {
+        String::new()
+    }
+}
+
 /// The `mode` column: `adaptive` or `static` row counts.
 pub fn mode(adaptive: bool) -> &'static str {
     if adaptive { "adaptive" } else { "static" }
@@ -113,7 +124,7 @@ pub fn mode(adaptive: bool) -> &'static str {
 /// The fields of each summary row as written in `summary.csv`, in [`SUMMARY_COLUMNS`] order.
 /// The JSON output is built from the same fields, so the two always agree. Interval columns
 /// are empty with a single replication.
-pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 72]> {
+pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[String; 73]> {
     rows.iter()
         .map(|row| {
             let w = &row.waits;
@@ -127,11 +138,11 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
                 row.shards.to_string(),
                 row.arrivals.to_string(),
                 row.completed.to_string(),
-                format!("{:.3}", row.duration_s),
-                format!("{:.3}", row.offered_per_s),
-                format!("{:.3}", row.throughput_per_s),
-                format!("{:.3}", row.ceiling_per_s),
-                format!("{:.4}", row.utilization),
+                decimal(row.duration_s, 3),
+                decimal(row.offered_per_s, 3),
+                decimal(row.throughput_per_s, 3),
+                decimal(row.ceiling_per_s, 3),
+                decimal(row.utilization, 4),
                 fmt_ms(w.mean_ns),
                 fmt_ms(w.p50_ns),
                 fmt_ms(w.p90_ns),
@@ -140,8 +151,8 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
                 fmt_ms(w.max_ns),
                 row.backlog_max.to_string(),
                 row.backlog_final.to_string(),
-                format!("{:.3}", row.peak_offered_per_s),
-                format!("{:.4}", row.peak_utilization),
+                decimal(row.peak_offered_per_s, 3),
+                decimal(row.peak_utilization, 4),
                 row.keys_touched.to_string(),
                 seed.to_string(),
                 row.replications.to_string(),
@@ -162,12 +173,16 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
             .into_iter()
             .chain(extended_fields(row))
             .chain([
-                format!("{:.6}", row.hot_key_share),
+                decimal(row.hot_key_share, 6),
                 mode(row.adaptive).to_owned(),
                 row.rows_total.to_string(),
                 row.max_key_rows.to_string(),
             ])
             .chain(read_fields(row))
+            .chain([row
+                .saturated_at_s
+                .map(|at| decimal(at, 3))
+                .unwrap_or_default()])
             .collect::<Vec<_>>()
             .try_into()
             .expect("one field per column")
@@ -178,7 +193,7 @@ pub fn summary_records(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<[St
 /// The columns of the optional behaviours, empty where the scenario lacks them.
 fn extended_fields(row: &SummaryRow) -> [String; 23] {
     let number = |value: f64| {
-        let text = format!("{value:.3}");
+        let text = decimal(value, 3);
         text.trim_end_matches('0').trim_end_matches('.').to_owned()
     };
     let extended = row.extended.as_ref();
@@ -235,10 +250,10 @@ fn read_fields(row: &SummaryRow) -> [String; 9] {
         return Default::default();
     };
     [
-        format!("{:.3}", r.requests_per_s),
-        format!("{:.3}", r.rows_touched_per_s),
-        format!("{:.4}", r.rows_per_read),
-        format!("{:.4}", r.cache_hit_ratio),
+        decimal(r.requests_per_s, 3),
+        decimal(r.rows_touched_per_s, 3),
+        decimal(r.rows_per_read, 4),
+        decimal(r.cache_hit_ratio, 4),
         fmt_ms(r.staleness.mean_ns),
         fmt_ms(r.staleness.p99_ns),
         r.staleness_likes.mean_ns.to_string(),
@@ -282,8 +297,8 @@ pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> 
                     (rank + 1).to_string(),
                     scenario.key_name(key.key).into_owned(),
                     key.arrivals.to_string(),
-                    format!("{offered:.3}"),
-                    format!("{:.4}", offered / row.ceiling_per_s),
+                    decimal(offered, 3),
+                    decimal(offered / row.ceiling_per_s, 4),
                     fmt_ms(key.mean_wait_ns),
                     key.p99_wait_ns.map(fmt_ms).unwrap_or_default(),
                     fmt_ms(key.max_wait_ns),

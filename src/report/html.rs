@@ -94,8 +94,8 @@ fn table(rows: &[SummaryRow], recommendation: &Recommendation) -> String {
     for row in rows {
         let class = match row.verdict() {
             Verdict::Stable => "stable",
-            Verdict::NearCeiling => "near",
-            Verdict::Overloaded => "overloaded",
+            Verdict::NearCeiling | Verdict::Backlogged => "near",
+            Verdict::Overloaded | Verdict::Saturated => "overloaded",
         };
         let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
         let _ = writeln!(

@@ -9,6 +9,7 @@ use crate::model::time::fmt_ms;
 use crate::plan::{COMFORTABLE_SHARE, Evaluation, Plan};
 use crate::stats::WaitSummary;
 
+use super::csv::decimal;
 use super::summary::{compact, describe_slo};
 
 /// The columns of `plan.csv`, in order.
@@ -50,16 +51,16 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
         let theory = |value: fn(&crate::plan::Theory) -> f64| {
             evaluation
                 .theory
-                .map(|t| format!("{:.6}", value(&t)))
+                .map(|t| decimal(value(&t), 6))
                 .unwrap_or_default()
         };
         write(vec![
             plan.scenario.clone(),
             row.shards.to_string(),
             evaluation.meets.to_string(),
-            format!("{:.3}", row.peak_offered_per_s),
-            format!("{:.3}", row.ceiling_per_s),
-            format!("{:.4}", row.peak_utilization),
+            decimal(row.peak_offered_per_s, 3),
+            decimal(row.ceiling_per_s, 3),
+            decimal(row.peak_utilization, 4),
             row.replications.to_string(),
             fmt_ms(row.waits.mean_ns),
             fmt_ms(row.waits.p99_ns),

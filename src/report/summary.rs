@@ -11,36 +11,46 @@ use crate::stats::WaitSummary;
 /// Peak utilization above which a shard count is "near ceiling": waits rise steeply there.
 pub const NEAR_CEILING: f64 = 0.8;
 
-/// How a shard count fares at the peak, judged by its peak utilization.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A p99.9 wait at least this many mean holds means updates queue for long, whatever the
+/// utilization says (a burst that outran the rows, or rows that came too late).
+pub const TAIL_HOLDS: f64 = 100.0;
+/// A backlog at the end worth at least this many seconds of the rows' capacity means the queue
+/// did not drain.
+pub const UNDRAINED_S: f64 = 1.0;
+
+/// How a shard count fares, from the load its rows saw at the peak (retries included), its
+/// queue and its tail waits — the one rule behind every verdict and recommendation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
-    /// Peak utilization at most 0.8.
+    /// Peak utilization at most 0.8, short tail waits, and the queue drains.
     Stable,
     /// Peak utilization above 0.8 and below 1: stable, but waits climb steeply.
     NearCeiling,
-    /// Peak utilization 1 or more: the queue grows for as long as the peak lasts.
+    /// Capacity suffices at the peak, yet the p99.9 wait is at least [`TAIL_HOLDS`] mean holds:
+    /// updates queued for long (e.g. adaptive rows that grew late).
+    Backlogged,
+    /// Peak utilization 1 or more, or a backlog at the end of at least [`UNDRAINED_S`] of
+    /// capacity: the queue grows for as long as the peak lasts.
     Overloaded,
+    /// The queue passed the run's limit and the shard count was stopped (see `saturated_at_s`).
+    Saturated,
 }
 
 impl Verdict {
-    /// The verdict for a peak utilization.
-    pub fn of(peak_utilization: f64) -> Verdict {
-        if peak_utilization >= 1.0 {
-            Verdict::Overloaded
-        } else if peak_utilization > NEAR_CEILING {
-            Verdict::NearCeiling
-        } else {
-            Verdict::Stable
-        }
-    }
-
     /// The word shown in tables.
     pub fn label(self) -> &'static str {
         match self {
             Verdict::Stable => "stable",
             Verdict::NearCeiling => "near ceiling",
+            Verdict::Backlogged => "backlogged",
             Verdict::Overloaded => "overloaded",
+            Verdict::Saturated => "saturated",
         }
+    }
+
+    /// Whether a shard count with this verdict can be recommended at all.
+    pub fn can_serve(self) -> bool {
+        self < Verdict::Overloaded
     }
 }
 
@@ -70,8 +80,12 @@ impl Recommendation {
 
 /// The recommendation of a sweep's rows (ascending shard counts) under `slo`.
 pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
-    let first =
-        |pred: &dyn Fn(&SummaryRow) -> bool| rows.iter().find(|r| pred(r)).map(|r| r.shards);
+    let first = |pred: &dyn Fn(&SummaryRow) -> bool| {
+        rows.iter()
+            .filter(|r| !r.adaptive)
+            .find(|r| pred(r))
+            .map(|r| r.shards)
+    };
     Recommendation {
         stable: first(&|row| row.verdict() == Verdict::Stable),
         meets_target: if slo.is_set() {
@@ -98,6 +112,8 @@ pub struct SummaryRow {
     pub rows_total: u64,
     /// The most rows any key had at the end.
     pub max_key_rows: u32,
+    /// The mean hold of an update, ms.
+    pub mean_hold_ms: f64,
     /// Increments that arrived.
     pub arrivals: u64,
     /// Holds finished by the end of the simulated period.
@@ -138,6 +154,9 @@ pub struct SummaryRow {
     pub keys_touched: usize,
     /// Timeouts, retries, batching and pool figures, when the scenario has them.
     pub extended: Option<ExtendedSummary>,
+    /// When the earliest replication's queue passed the run's limit and the shard count was
+    /// stopped, in seconds; its waits then describe only the updates served before.
+    pub saturated_at_s: Option<f64>,
 }
 
 /// The summary of one shard count from its replications (at least one): each figure is the
@@ -157,6 +176,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .map(|run| run.max_key_rows)
             .max()
             .unwrap_or(shards)
+            .max(shards)
     } else {
         shards
     };
@@ -167,9 +187,16 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let completed = mean(&|run| run.completed as f64);
     let offered_per_s = arrivals / duration_s;
     let hot_key_share = scenario.hot_key_share();
-    let peak_offered_per_s = scenario.peak_offered_per_s();
     let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
     let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
+    let extended = summarize_extended(scenario, runs);
+    // The rows see every attempt: with retries the peak load is the likes' peak times the
+    // attempts per like.
+    let amplification = extended
+        .as_ref()
+        .and_then(|e| e.client)
+        .map_or(1.0, |c| c.amplification.max(1.0));
+    let peak_offered_per_s = scenario.peak_offered_per_s() * amplification;
     SummaryRow {
         scenario: scenario.name.clone(),
         policy: scenario.policy.to_string(),
@@ -177,6 +204,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         adaptive: runs[0].adaptive,
         rows_total: mean(&|run| run.rows_total as f64).round() as u64,
         max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
+        mean_hold_ms: mean_hold_s * 1e3,
         arrivals: arrivals.round() as u64,
         completed: completed.round() as u64,
         duration_s,
@@ -194,7 +222,12 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         backlog_max: mean(&|run| run.backlog_max as f64).round() as u64,
         backlog_final: mean(&|run| run.backlog_final as f64).round() as u64,
         keys_touched: runs.iter().map(|run| run.keys_touched).max().unwrap_or(0),
-        extended: summarize_extended(scenario, runs),
+        extended,
+        saturated_at_s: runs
+            .iter()
+            .filter_map(|run| run.saturated_at)
+            .min()
+            .map(|at| (at.saturating_sub(scenario.warmup)) as f64 / 1e9),
     }
 }
 
@@ -263,9 +296,33 @@ impl SummaryRow {
         }
     }
 
-    /// How this shard count fares at the peak.
+    /// How this shard count fares: saturated; overloaded at the peak or undrained at the end;
+    /// backlogged by its tail waits; near its ceiling; or stable.
     pub fn verdict(&self) -> Verdict {
-        Verdict::of(self.peak_utilization)
+        let mean_hold_ns = self.mean_hold_ms * 1e6;
+        let undrained =
+            self.backlog_final as f64 >= self.ceiling_per_s * UNDRAINED_S && self.backlog_final > 0;
+        if self.saturated_at_s.is_some() {
+            Verdict::Saturated
+        } else if self.peak_utilization >= 1.0 || undrained {
+            Verdict::Overloaded
+        } else if self.waits.p999_ns as f64 >= TAIL_HOLDS * mean_hold_ns && self.waits.p999_ns > 0 {
+            Verdict::Backlogged
+        } else if self.peak_utilization > NEAR_CEILING {
+            Verdict::NearCeiling
+        } else {
+            Verdict::Stable
+        }
+    }
+
+    /// The rows one key has for the ceiling: the shard count, or for an adaptive run the most
+    /// rows its busiest key reached.
+    pub fn rows_per_key(&self) -> u32 {
+        if self.adaptive {
+            self.max_key_rows.max(self.shards)
+        } else {
+            self.shards
+        }
     }
 
     /// The upper ends of the wait intervals, or the means with a single replication: what a
@@ -278,7 +335,7 @@ impl SummaryRow {
     /// confidence bounds when there are replications.
     pub fn meets(&self, slo: &Slo) -> bool {
         let upper = self.waits_upper();
-        self.verdict() != Verdict::Overloaded
+        self.verdict().can_serve()
             && slo.p99_ns.is_none_or(|target| upper.p99_ns <= target)
             && slo.p999_ns.is_none_or(|target| upper.p999_ns <= target)
             && slo
@@ -416,6 +473,7 @@ mod tests {
             adaptive: false,
             rows_total: u64::from(shards),
             max_key_rows: shards,
+            mean_hold_ms: 1.0,
             arrivals: 100,
             completed: 100,
             duration_s: 1.0,
@@ -438,14 +496,24 @@ mod tests {
             backlog_final: 0,
             keys_touched: 1,
             extended: None,
+            saturated_at_s: None,
         }
     }
 
     #[test]
-    fn verdicts_follow_peak_utilization() {
-        assert_eq!(Verdict::of(0.8), Verdict::Stable);
-        assert_eq!(Verdict::of(0.81), Verdict::NearCeiling);
-        assert_eq!(Verdict::of(1.0), Verdict::Overloaded);
+    fn verdicts_follow_utilization_queue_and_tail() {
+        assert_eq!(row(8, 0.8, 0).verdict(), Verdict::Stable);
+        assert_eq!(row(8, 0.81, 0).verdict(), Verdict::NearCeiling);
+        assert_eq!(row(8, 1.0, 0).verdict(), Verdict::Overloaded);
+        // p99.9 of 200 ms with a 1 ms hold: queued far too long, whatever the utilization.
+        assert_eq!(row(8, 0.5, 100).verdict(), Verdict::Backlogged);
+        let mut undrained = row(8, 0.5, 0);
+        undrained.backlog_final = 5_000;
+        assert_eq!(undrained.verdict(), Verdict::Overloaded);
+        let mut saturated = row(1, 0.5, 0);
+        saturated.saturated_at_s = Some(3.0);
+        assert_eq!(saturated.verdict(), Verdict::Saturated);
+        assert!(!saturated.meets(&Slo::default()));
     }
 
     #[test]

@@ -90,8 +90,8 @@ pub fn render(
         let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
         let verdict_style = match row.verdict() {
             Verdict::Stable => AnsiColor::Green.on_default(),
-            Verdict::NearCeiling => AnsiColor::Yellow.on_default(),
-            Verdict::Overloaded => AnsiColor::Red.on_default(),
+            Verdict::NearCeiling | Verdict::Backlogged => AnsiColor::Yellow.on_default(),
+            Verdict::Overloaded | Verdict::Saturated => AnsiColor::Red.on_default(),
         };
         let mut fields: Vec<String> = cells.iter().enumerate().map(|(i, c)| pad(c, i)).collect();
         let last = fields.len() - 1;

@@ -137,6 +137,9 @@ pub struct CheckTable {
     pub rel: Option<f64>,
     /// Absolute tolerance in ms for the wait columns (default 0.05, or `--abs-ms`).
     pub abs_ms: Option<f64>,
+    /// Absolute tolerance of the count columns (backlogs, failures, lost likes, drift; default
+    /// 2, or `--abs-count`): a backlog of 3 against 2 is noise, not a 50% regression.
+    pub abs_count: Option<f64>,
     /// Per-column tolerances, by `summary.csv` column name.
     pub columns: Option<std::collections::BTreeMap<String, ColumnTolerance>>,
 }

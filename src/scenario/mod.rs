@@ -15,6 +15,7 @@ use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
 pub use file::ScenarioFile;
+pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S};
 
 /// Values from the command line that replace the scenario's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,6 +72,9 @@ pub struct Scenario {
     /// Read requests per second over time: the like profile scaled by `per_write`, or a
     /// constant rate (`None` without `[reads]`).
     pub read_segments: Option<Vec<RateSegment>>,
+    /// The most requests one shard count may hold queued before it is stopped as saturated
+    /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
+    pub queue_limit: u64,
     /// The scenario as resolved, defaults filled in, for `scenario.toml`.
     pub resolved: ScenarioFile,
 }

@@ -78,10 +78,9 @@ pub(super) fn resolve(
     let err = |field: &str, message: String| InputError::scenario(path, field, message);
     let name = resolve_name(path, file.name.as_deref()).map_err(|m| err("name", m))?;
     let shards = match &overrides.shards {
-        Some(shards) => check_shards(shards).map_err(|message| InputError::Flag {
-            flag: "--shards".into(),
-            message,
-        })?,
+        Some(shards) => {
+            check_shards(shards).map_err(|message| InputError::flag("--shards", message))?
+        }
         None => match &file.shards {
             Some(shards) => check_shards(shards).map_err(|m| err("shards", m))?,
             None => {
@@ -142,10 +141,9 @@ pub(super) fn resolve(
     }
     let slo = resolve_slo(file.slo.as_ref()).map_err(|(field, m)| err(&field, m))?;
     let replications = match overrides.replications {
-        Some(r) => check_replications(r).map_err(|message| InputError::Flag {
-            flag: "--replications".into(),
-            message,
-        })?,
+        Some(r) => {
+            check_replications(r).map_err(|message| InputError::flag("--replications", message))?
+        }
         None => check_replications(file.replications.unwrap_or(1))
             .map_err(|m| err("replications", m))?,
     };
@@ -204,6 +202,7 @@ pub(super) fn resolve(
         features: std::sync::Arc::new(features),
         adaptive,
         read_segments,
+        queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
@@ -510,6 +509,13 @@ fn resolve_arrivals(
         return resolve_profile(path, profile, duration);
     }
     let trace_name = table.trace.as_deref().unwrap_or_default();
+    if trace_name.trim().is_empty() {
+        return Err(InputError::scenario(
+            path,
+            "arrivals.trace",
+            "is empty: name a CSV file with a t_ms column, relative to the scenario",
+        ));
+    }
     let trace_path = path.parent().unwrap_or(Path::new(".")).join(trace_name);
     let explicit_horizon = duration.map(s_f64_to_ns);
     let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon)?;
@@ -666,6 +672,7 @@ fn check_tolerances(table: &super::file::CheckTable) -> Result<(), FieldError> {
     };
     tolerance(table.rel, "check.rel".into())?;
     tolerance(table.abs_ms, "check.abs_ms".into())?;
+    tolerance(table.abs_count, "check.abs_count".into())?;
     for (column, limits) in table.columns.iter().flatten() {
         tolerance(limits.rel, format!("check.columns.{column}.rel"))?;
         tolerance(limits.abs, format!("check.columns.{column}.abs"))?;

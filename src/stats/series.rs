@@ -83,6 +83,12 @@ impl WindowSeries {
         self.waits.record(wait_ns);
     }
 
+    /// Counts an arrival whose wait is unknown (a saturated shard count never serves it).
+    #[inline]
+    pub fn record_unserved(&mut self) {
+        self.arrivals += 1;
+    }
+
     /// Counts a hold that started in the current window.
     #[inline]
     pub fn record_start(&mut self) {

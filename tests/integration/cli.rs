@@ -6,11 +6,11 @@ use std::path::Path;
 
 use crate::common::{shardsim, stderr};
 
-const GOOD: &str = "shards = [1, 2]\nduration_s = 2\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 100\n";
+pub(crate) const GOOD: &str = "shards = [1, 2]\nduration_s = 2\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 100\n";
 
 /// Writes `files` into a fresh folder, runs `shardsim run test.toml --out out` plus `args`, and
 /// checks the bad-input contract; returns the error line.
-fn rejects(files: &[(&str, &str)], args: &[&str]) -> String {
+pub(crate) fn rejects(files: &[(&str, &str)], args: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         fs::write(dir.path().join(name), text).unwrap();
@@ -188,7 +188,10 @@ fn fails_when_shards_is_negative() {
 #[test]
 fn fails_when_the_shards_flag_contains_zero() {
     let message = rejects(&[("test.toml", GOOD)], &["--shards", "4,0"]);
-    assert_mentions(&message, &["--shards: 0 is not allowed"]);
+    assert_mentions(
+        &message,
+        &["--shards: must be whole numbers from 1 to 1048576, got 0"],
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         hot_keys: 0,
         adaptive: None,
         hot_key: 0,
+        queue_limit: u64::MAX,
     }
 }
 

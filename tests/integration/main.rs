@@ -9,4 +9,5 @@ mod model;
 mod planning;
 mod queueing;
 mod reports;
+mod robustness;
 mod scenarios;

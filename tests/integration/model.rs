@@ -135,6 +135,7 @@ proptest! {
             hot_keys: 3,
             adaptive: None,
             hot_key: 0,
+            queue_limit: u64::MAX,
         };
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {
@@ -265,6 +266,7 @@ mod adaptive {
             hot_keys: 0,
             adaptive: Some(policy),
             hot_key: 0,
+            queue_limit: u64::MAX,
         };
         let arrivals: Vec<Arrival> = (0..600)
             .map(|i| Arrival {

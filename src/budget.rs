@@ -1,0 +1,266 @@
+//! What a run will cost before it starts: its memory, estimated from the scenario (time-series
+//! windows × shard counts × live replications, histograms, keys and rows, the trace's key
+//! names), and its work in simulated requests. A run over the memory budget (`--max-memory`,
+//! by default half of the machine's memory) or over [`MAX_REQUESTS`] is refused with the field
+//! that drives it and the estimate, before the first event; what remains of the budget bounds
+//! each shard count's queue, so an overloaded shard count is stopped as saturated instead of
+//! exhausting the machine.
+
+use std::mem::size_of;
+
+use crate::error::InputError;
+use crate::scenario::{ArrivalPlan, RateSegment, Scenario};
+use crate::stats::WindowRow;
+
+/// Bytes of one wait histogram (HDR, 1 ns to 2⁵⁰ ns, 3 significant digits; measured: 1,000
+/// replications of 3 shard counts peak at 1.0 GB, 337 KB a run).
+pub const HISTOGRAM_BYTES: u64 = 344 << 10;
+/// Bytes of one per-key histogram (2 significant digits) and how many keys get one.
+const KEY_HISTOGRAM_BYTES: u64 = 46 << 10;
+const KEY_HISTOGRAMS: u64 = 512;
+/// Bytes per row of a key (free time, count, heap slot) and per touched key (index, figures).
+const ROW_BYTES: u64 = 32;
+const KEY_BYTES: u64 = 96;
+/// Bytes per distinct key name of a trace (the name twice, in a vector and a map).
+const TRACE_KEY_BYTES: u64 = 2 * 48;
+/// Bytes per window and shard count of the output: the first replication's row, its copy for
+/// the reports and its line of `timeseries.csv`, rendered in memory (measured: 1 M windows × 7
+/// shard counts peak at 1.1 GB).
+const OUTPUT_WINDOW_BYTES: u64 = 200;
+/// Bytes one queued request takes on a calendar, allowing for the heap's doubling.
+pub const QUEUED_BYTES: u64 = 48;
+/// The most requests a shard count may hold queued; past it the shard count is saturated.
+pub const MAX_QUEUED: u64 = 1 << 22;
+/// The fewest a shard count's queue must be allowed to hold for a run to start.
+const MIN_QUEUED: u64 = 10_000;
+/// The most simulated requests (arrivals, retries, reads and neighbours' requests, over every
+/// shard count and replication) one run may take: at the engine's 20–40 M a second, about an
+/// hour on two cores.
+pub const MAX_REQUESTS: f64 = 1e11;
+/// The budget when the machine's memory cannot be read.
+const FALLBACK_BUDGET: u64 = 8 << 30;
+
+/// A run's estimated cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Memory for everything but the queues, bytes.
+    pub fixed_bytes: u64,
+    /// The largest part of it: its scenario field and bytes.
+    pub largest: (&'static str, u64),
+    /// Engines alive at once (shard counts × replications in flight).
+    pub live_engines: u64,
+    /// Requests simulated over every shard count and replication.
+    pub requests: f64,
+}
+
+/// The default memory budget: half of the machine's memory (`MemTotal` of `/proc/meminfo`).
+pub fn default_budget() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024 / 2)
+        })
+        .unwrap_or(FALLBACK_BUDGET)
+}
+
+/// Requests expected over a rate profile.
+fn over_segments(segments: &[RateSegment]) -> f64 {
+    let mut start = 0;
+    segments
+        .iter()
+        .map(|segment| {
+            let seconds = (segment.end - start) as f64 / 1e9;
+            start = segment.end;
+            seconds * segment.rate_per_s
+        })
+        .sum()
+}
+
+/// Estimates what `scenario` costs with `threads` worker threads.
+pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
+    let variants = scenario.variants();
+    let variant_count = variants.len() as u64;
+    let replications = u64::from(scenario.replications);
+    // Replication 0, then the others in batches of one per thread (see `sweep`).
+    let in_flight = replications.min(1 + threads as u64);
+    let live_engines = variant_count * in_flight;
+    let windows = scenario.window_count() as u64;
+    let window_bytes = windows * size_of::<WindowRow>() as u64;
+    let features = &scenario.features;
+    let neighbours = features
+        .pool
+        .as_ref()
+        .map_or(0, |pool| pool.neighbours.len());
+    // A finished run keeps its waits (and the behaviours' figures); a live engine also has
+    // the histogram of the window it is in.
+    let histograms = 1 + if features.is_empty() {
+        0
+    } else {
+        6 + neighbours as u64
+    };
+    let per_run = histograms * HISTOGRAM_BYTES;
+    let arrivals = scenario.expected_arrivals() as f64;
+    let keys = (scenario.key_count() as f64).min(arrivals.max(1.0)) as u64;
+    let rows_per_key: u64 = variants
+        .iter()
+        .map(|v| {
+            u64::from(
+                scenario
+                    .adaptive
+                    .filter(|_| v.adaptive)
+                    .map_or(v.shards, |a| a.max),
+            )
+        })
+        .max()
+        .unwrap_or(1);
+    let key_tables = if scenario.key_count() > 1 {
+        KEY_HISTOGRAMS * KEY_HISTOGRAM_BYTES
+    } else {
+        0
+    };
+    let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES) + key_tables + HISTOGRAM_BYTES;
+    let trace_keys = match &scenario.arrivals {
+        ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
+        ArrivalPlan::Poisson { .. } => 0,
+    };
+    // Every replication's summary is kept until the end; the live engines hold their windows,
+    // rows and the histograms of the windows they close.
+    let parts: [(&'static str, u64); 4] = [
+        (
+            "window_s",
+            live_engines * window_bytes + variant_count * windows * OUTPUT_WINDOW_BYTES,
+        ),
+        ("replications", variant_count * replications * per_run),
+        ("keys.count", live_engines * rows),
+        ("arrivals.trace", trace_keys),
+    ];
+    let largest = parts
+        .iter()
+        .copied()
+        .max_by_key(|&(_, bytes)| bytes)
+        .unwrap_or(("shards", 0));
+    let retries = features
+        .client
+        .as_ref()
+        .map_or(1.0, |c| 1.0 + f64::from(c.retries));
+    let reads = scenario.read_segments.as_deref().map_or(0.0, over_segments);
+    let neighbour_requests: f64 = features.pool.as_ref().map_or(0.0, |pool| {
+        pool.neighbours.iter().map(|n| n.rate_per_s).sum::<f64>() * scenario.duration_s()
+    });
+    Estimate {
+        fixed_bytes: parts.iter().map(|&(_, bytes)| bytes).sum(),
+        largest,
+        live_engines,
+        requests: (arrivals * retries + reads + neighbour_requests)
+            * variant_count as f64
+            * replications as f64,
+    }
+}
+
+/// Checks `estimate` against the memory `budget` and the work limit, and returns how many
+/// requests each shard count may hold queued.
+pub fn admit(
+    scenario: &Scenario,
+    estimate: &Estimate,
+    budget: u64,
+    budget_flag: bool,
+) -> Result<u64, InputError> {
+    let source = if budget_flag {
+        "--max-memory"
+    } else {
+        "the default --max-memory (half of this machine's memory)"
+    };
+    if estimate.requests > MAX_REQUESTS {
+        return Err(InputError::scenario(
+            &scenario.path,
+            if scenario.replications > 1 {
+                "replications"
+            } else {
+                "duration_s"
+            },
+            format!(
+                "the run would simulate {:.2e} requests over {} shard counts × {} replications, more than the {:.0e} \
+                 one run may take (about an hour on two cores); shorten the period, lower the rate or simulate fewer shard counts",
+                estimate.requests,
+                scenario.variants().len(),
+                scenario.replications,
+                MAX_REQUESTS
+            ),
+        ));
+    }
+    let queues_min = estimate.live_engines * MIN_QUEUED * QUEUED_BYTES;
+    if estimate.fixed_bytes.saturating_add(queues_min) > budget {
+        let (field, bytes) = estimate.largest;
+        return Err(InputError::scenario(
+            &scenario.path,
+            field,
+            format!(
+                "the run would need about {} of memory ({} of it for this field), more than {source} of {}; \
+                 reduce it or raise --max-memory",
+                human_bytes(estimate.fixed_bytes + queues_min),
+                human_bytes(bytes),
+                human_bytes(budget)
+            ),
+        ));
+    }
+    let per_engine =
+        (budget - estimate.fixed_bytes) / (estimate.live_engines.max(1) * QUEUED_BYTES);
+    Ok(per_engine.min(MAX_QUEUED))
+}
+
+/// Bytes for people: `512 MiB`, `3.2 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else if b >= (1u64 << 20) as f64 {
+        format!("{:.0} MiB", b / (1u64 << 20) as f64)
+    } else {
+        format!("{:.0} KiB", (b / 1024.0).ceil())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(replications: u32, window_s: f64) -> Scenario {
+        let text = format!(
+            "shards = [1, 2, 4]\nduration_s = 600\nwindow_s = {window_s}\nreplications = {replications}\n\
+             [hold]\nms = 1\n[arrivals]\nrate_per_s = 10\n"
+        );
+        Scenario::parse(Path::new("t.toml"), &text, &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn replications_cost_a_histogram_per_shard_count() {
+        // Measured: 1,000 replications of this scenario peak at 1.0 GB.
+        let estimate = estimate(&scenario(1000, 1.0), 2);
+        let gb = estimate.fixed_bytes as f64 / 1e9;
+        assert!((0.9..1.4).contains(&gb), "{gb} GB");
+        assert_eq!(estimate.largest.0, "replications");
+    }
+
+    #[test]
+    fn a_run_over_the_budget_is_refused_naming_the_field() {
+        let big = scenario(10_000, 1.0);
+        let err = admit(&big, &estimate(&big, 2), 4 << 30, true).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("replications") && text.contains("--max-memory"),
+            "{text}"
+        );
+        let small = scenario(1, 1.0);
+        let limit = admit(&small, &estimate(&small, 2), 4 << 30, true).unwrap();
+        assert_eq!(limit, MAX_QUEUED, "a small run leaves the full queue limit");
+    }
+
+    #[test]
+    fn bytes_read_in_binary_units() {
+        assert_eq!(human_bytes(512 << 20), "512 MiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+}

@@ -1,0 +1,201 @@
+//! Parsers of flag values, each with its own one-line message of what is allowed; and the one
+//! place that turns a clap usage error into a one-line `error:` that names the flag.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+
+use crate::error::clip;
+use crate::model::Policy;
+
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 256;
+/// The most shard counts a key may have.
+pub const MAX_SHARDS: u32 = 1 << 20;
+
+fn number<T: std::str::FromStr>(text: &str, what: &str) -> Result<T, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("must be {what}, got {:?}", clip(text)))
+}
+
+/// A shard count, 1 to 1,048,576.
+pub fn shard_count(text: &str) -> Result<u32, String> {
+    let what = "whole numbers from 1 to 1048576";
+    let value: u32 = number(text, what)?;
+    if value == 0 || value > MAX_SHARDS {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// A seed: any whole number from 0 to 2⁶⁴ − 1.
+pub fn seed(text: &str) -> Result<u64, String> {
+    number(text, "a whole number from 0 to 18446744073709551615")
+}
+
+/// Replications, 1 to 10,000.
+pub fn replications(text: &str) -> Result<u32, String> {
+    let what = "a whole number from 1 to 10000";
+    let value: u32 = number(text, what)?;
+    if value == 0 || value > 10_000 {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// Worker threads, 1 to [`MAX_THREADS`].
+pub fn threads(text: &str) -> Result<usize, String> {
+    let what = format!("a whole number from 1 to {MAX_THREADS}");
+    let value: usize = number(text, &what)?;
+    if value == 0 || value > MAX_THREADS {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// A slot-choice policy by name.
+pub fn policy(text: &str) -> Result<Policy, String> {
+    text.parse().map_err(|_| {
+        let names: Vec<&str> = Policy::ALL.iter().map(|p| p.name()).collect();
+        format!(
+            "unknown policy {:?}: allowed are {}",
+            clip(text),
+            names.join(", ")
+        )
+    })
+}
+
+fn finite(text: &str, what: &str) -> Result<f64, String> {
+    let value: f64 = number(text, what)?;
+    if !value.is_finite() {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// A finite number above 0.
+pub fn positive(text: &str) -> Result<f64, String> {
+    let what = "a finite number > 0";
+    let value = finite(text, what)?;
+    if value <= 0.0 {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// A finite number of at least 0.
+pub fn non_negative(text: &str) -> Result<f64, String> {
+    let what = "a finite number ≥ 0";
+    let value = finite(text, what)?;
+    if value < 0.0 {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// A utilization in (0, 1].
+pub fn utilization(text: &str) -> Result<f64, String> {
+    let what = "a number in (0, 1]";
+    let value = finite(text, what)?;
+    if !(value > 0.0 && value <= 1.0) {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+fn bounded_seconds(text: &str, low: f64) -> Result<f64, String> {
+    let what = format!("a number of seconds from {low} to 1000000");
+    let value = finite(text, &what)?;
+    if !(low..=1e6).contains(&value) {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
+/// `plan --duration-s`: 0.001 to 1,000,000 s.
+pub fn plan_duration(text: &str) -> Result<f64, String> {
+    bounded_seconds(text, 0.001)
+}
+
+/// `plan --warmup-s`: 0 to 1,000,000 s.
+pub fn plan_warmup(text: &str) -> Result<f64, String> {
+    bounded_seconds(text, 0.0)
+}
+
+/// A memory size in bytes: a whole number with an optional unit (`B`, `KiB`, `MiB`, `GiB`,
+/// `TiB`, or `K`, `M`, `G`, `T` meaning the same binary units; `KB`, `MB`, `GB` are decimal).
+pub fn memory(text: &str) -> Result<u64, String> {
+    let what = "a size such as 4GiB, 512MiB or 1000000000 (bytes), at least 16MiB";
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    let value: f64 = number(digits, what)?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return Err(format!("must be {what}, got {:?}", clip(text))),
+    };
+    let bytes = value * scale;
+    if !(bytes.is_finite() && bytes >= 16.0 * 1024.0 * 1024.0 && bytes < 1e18) {
+        return Err(format!("must be {what}, got {:?}", clip(text)));
+    }
+    Ok(bytes as u64)
+}
+
+/// A clap error as one line in the tool's words: `--flag: what is wrong` for a bad value,
+/// clap's own first line (without its `error: ` prefix) otherwise.
+pub fn one_line(err: &clap::Error) -> String {
+    let flag = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => arg.split([' ', '=']).next().unwrap_or(arg).to_owned(),
+        _ => String::new(),
+    };
+    let source = std::error::Error::source(err).map(ToString::to_string);
+    match (err.kind(), source) {
+        (ErrorKind::ValueValidation, Some(message)) if !flag.is_empty() => {
+            format!("{flag}: {message}")
+        }
+        _ => {
+            let text = err.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            format!("{} (see shardsim --help)", clip(first))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        assert_eq!(memory("4GiB"), Ok(4 << 30));
+        assert_eq!(memory("512M"), Ok(512 << 20));
+        assert_eq!(memory("2GB"), Ok(2_000_000_000));
+        assert!(memory("1k").is_err(), "below the floor");
+        assert!(memory("lots").is_err());
+    }
+
+    #[test]
+    fn values_say_what_is_allowed() {
+        assert_eq!(
+            threads("0"),
+            Err("must be a whole number from 1 to 256, got 0".into())
+        );
+        assert!(
+            shard_count("abc")
+                .unwrap_err()
+                .contains("whole numbers from 1")
+        );
+        assert!(positive("nan").unwrap_err().contains("finite number > 0"));
+        assert!(utilization("1.5").is_err());
+    }
+}

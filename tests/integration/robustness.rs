@@ -1,0 +1,378 @@
+//! Every crash, abort and leak a new user met, reproduced and shown fixed: bounded memory,
+//! saturated shard counts, output folders that keep the user's files, temporary folders that
+//! go away on a signal, no inf or NaN, exit codes and flags in the tool's own words.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::cli::{GOOD, rejects};
+use crate::common::{repo, shardsim, stderr};
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn plans_an_adaptive_scenario_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo("scenarios/adaptive.toml");
+    let output = shardsim(
+        dir.path(),
+        &[
+            "plan",
+            scenario.to_str().unwrap(),
+            "--p99-ms",
+            "20",
+            "--replications",
+            "2",
+            "--duration-s",
+            "5",
+            "--out",
+            "p",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("answer:"));
+}
+
+#[test]
+fn refuses_a_tiny_window_over_a_long_run_before_starting() {
+    let text = "shards = [1, 2, 4, 8, 16, 32, 64]\nduration_s = 10000\nwindow_s = 0.001\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 1\n";
+    let message = rejects(&[("test.toml", text)], &[]);
+    assert!(
+        message.contains("window_s") && message.contains("memory"),
+        "{message}"
+    );
+}
+
+#[test]
+fn refuses_ten_thousand_replications_that_do_not_fit() {
+    let text = GOOD.replace("duration_s = 2", "duration_s = 600\nreplications = 10000");
+    let message = rejects(&[("test.toml", &text)], &["--max-memory", "2GiB"]);
+    assert!(
+        message.contains("replications") && message.contains("--max-memory"),
+        "{message}"
+    );
+}
+
+#[test]
+fn refuses_a_retry_storm_that_cannot_finish() {
+    let text = GOOD
+        .replace("rate_per_s = 100", "rate_per_s = 1e9")
+        .replace("duration_s = 2", "duration_s = 600")
+        + "[client]\ntimeout_ms = 50\nretries = 3\nbackoff_ms = 100\n";
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert!(
+        message.contains("requests") && message.contains("one run may take"),
+        "{message}"
+    );
+}
+
+#[test]
+fn refuses_a_trace_that_is_not_a_file() {
+    let text = GOOD
+        .replace("rate_per_s = 100", "trace = \"/dev/zero\"")
+        .replace("duration_s = 2\n", "");
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert!(
+        message.contains("/dev/zero: is not a regular file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn refuses_an_empty_trace_name() {
+    let text = GOOD.replace("rate_per_s = 100", "trace = \"\"");
+    let message = rejects(&[("test.toml", &text)], &[]);
+    assert!(message.contains("arrivals.trace: is empty"), "{message}");
+}
+
+#[test]
+fn cuts_a_huge_trace_field_in_the_error() {
+    let trace = format!("t_ms,user\n{},1\n", "9".repeat(10 << 20));
+    let text = GOOD
+        .replace("rate_per_s = 100", "trace = \"t.csv\"")
+        .replace("duration_s = 2\n", "");
+    let message = rejects(&[("test.toml", &text), ("t.csv", &trace)], &[]);
+    assert!(message.len() < 600, "{} characters", message.len());
+}
+
+#[test]
+fn refuses_absurd_thread_counts_in_its_own_words() {
+    let message = rejects(&[("test.toml", GOOD)], &["--threads", "99999999999"]);
+    assert!(
+        message.contains("--threads: must be a whole number from 1 to 256"),
+        "{message}"
+    );
+    let message = rejects(&[("test.toml", GOOD)], &["--threads", "0"]);
+    assert!(message.contains("--threads:"), "{message}");
+    let message = rejects(&[("test.toml", GOOD)], &["--shards", "abc"]);
+    assert!(
+        message.contains("--shards: must be whole numbers"),
+        "{message}"
+    );
+}
+
+#[test]
+fn stops_a_swamped_shard_count_as_saturated_while_the_others_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        "shards = [1, 2000]\nduration_s = 2\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 1000000\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let output = shardsim(
+        dir.path(),
+        &[
+            "run",
+            "test.toml",
+            "--out",
+            "out",
+            "--format",
+            "json",
+            "--max-memory",
+            "64MiB",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["verdict"], "saturated");
+    assert!(rows[0]["saturated_at_s"].as_f64().unwrap() < 2.0);
+    assert!(
+        rows[1]["saturated_at_s"].is_null(),
+        "2,000 rows are not saturated"
+    );
+    assert_eq!(
+        rows[1]["arrivals"], rows[0]["arrivals"],
+        "every arrival is counted"
+    );
+}
+
+#[test]
+fn a_foreign_file_in_an_output_folder_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    let run = || shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    assert!(run().status.success());
+    fs::write(dir.path().join("out/notes.txt"), "mine").unwrap();
+    let output = run();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("notes.txt"), "{}", stderr(&output));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out/notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn an_empty_marker_does_not_let_a_run_replace_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    fs::create_dir(dir.path().join("out")).unwrap();
+    fs::write(dir.path().join("out/.shardsim-output"), "").unwrap();
+    fs::write(dir.path().join("out/thesis.tex"), "years of work").unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(dir.path().join("out/thesis.tex").exists());
+}
+
+fn partials(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".partial-"))
+        .collect()
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_temporary_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    // About ten seconds of work: long enough to interrupt in the middle.
+    let text = "shards = [1, 2, 4, 8]\nduration_s = 4000\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 50000\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .args(["run", "test.toml", "--out", "out", "--quiet"])
+        .current_dir(dir.path())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while partials(dir.path()).is_empty() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!partials(dir.path()).is_empty(), "the run started writing");
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        partials(dir.path()).is_empty(),
+        "{:?}",
+        partials(dir.path())
+    );
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn a_dead_runs_temporary_folder_is_cleaned_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    fs::create_dir(dir.path().join(".out.partial-999999999")).unwrap();
+    fs::write(dir.path().join(".out.partial-999999999/events.csv"), "x").unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(partials(dir.path()).is_empty());
+}
+
+#[test]
+fn writes_no_inf_or_nan_for_a_zero_hold_or_a_run_without_arrivals() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = GOOD.replace("ms = 1", "ms = 0");
+    let idle = GOOD.replace("rate_per_s = 100", "rate_per_s = 0")
+        + "[adaptive]\nstart = 1\nmax = 8\ngrow_when = { p99_ms = 5 }\n";
+    for (name, text) in [("zero", zero), ("idle", idle)] {
+        fs::write(dir.path().join(format!("{name}.toml")), text).unwrap();
+        let output = shardsim(
+            dir.path(),
+            &["run", &format!("{name}.toml"), "--out", name, "--quiet"],
+        );
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        for file in ["summary.csv", "timeseries.csv"] {
+            let csv = fs::read_to_string(dir.path().join(name).join(file)).unwrap();
+            let lower = csv.to_lowercase();
+            assert!(
+                !lower.contains("inf") && !lower.contains("nan"),
+                "{name}/{file}:\n{csv}"
+            );
+        }
+    }
+}
+
+#[test]
+fn check_rejects_a_non_finite_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    let update = shardsim(
+        dir.path(),
+        &["check", "test.toml", "--baseline", "b.csv", "--update"],
+    );
+    assert!(update.status.success(), "{}", stderr(&update));
+    let text = fs::read_to_string(dir.path().join("b.csv")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let at = header.iter().position(|c| *c == "utilization").unwrap();
+    let mut cells: Vec<String> = lines[1].split(',').map(str::to_owned).collect();
+    cells[at] = "NaN".into();
+    lines[1] = cells.join(",");
+    fs::write(dir.path().join("b.csv"), lines.join("\n") + "\n").unwrap();
+    let output = shardsim(dir.path(), &["check", "test.toml", "--baseline", "b.csv"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("not a finite number"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn run_fails_when_no_shard_count_meets_the_target_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = GOOD.replace("rate_per_s = 100", "rate_per_s = 5000") + "[slo]\np99_ms = 1\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "a", "--quiet"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no simulated shard count meets the target"));
+    assert!(
+        dir.path().join("a/summary.csv").exists(),
+        "the results are still written"
+    );
+    let output = shardsim(
+        dir.path(),
+        &["run", "test.toml", "--out", "b", "--quiet", "--no-fail"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn an_explicit_json_format_wins_over_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    let output = shardsim(
+        dir.path(),
+        &[
+            "run",
+            "test.toml",
+            "--out",
+            "o",
+            "--quiet",
+            "--format",
+            "json",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), 2);
+    let quiet = shardsim(dir.path(), &["run", "test.toml", "--out", "o", "--quiet"]);
+    assert!(quiet.stdout.is_empty());
+}
+
+#[test]
+fn plan_rejects_flags_it_would_ignore_and_names_its_own_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["plan", "test.toml", "--shards", "1,2", "--p99-ms", "5"],
+            "--shards",
+        ),
+        (
+            &["plan", "--rate", "nan", "--hold-ms", "1", "--p99-ms", "5"],
+            "--rate: must be a finite number > 0",
+        ),
+        (
+            &["plan", "--rate", "2e9", "--hold-ms", "1", "--p99-ms", "5"],
+            "--rate: must be at most",
+        ),
+        (
+            &[
+                "plan",
+                "test.toml",
+                "--hold-dist",
+                "exponential",
+                "--p99-ms",
+                "5",
+            ],
+            "--hold-dist",
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = shardsim(dir.path(), args);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.contains(expected), "{args:?}: {message}");
+    }
+}
+
+#[test]
+fn an_unwritable_output_folder_exits_3_naming_the_users_path() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    fs::write(dir.path().join("file"), "not a folder").unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "file/sub/out"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("file/sub/out") && !message.contains("partial"),
+        "{message}"
+    );
+}
+
+#[test]
+fn prints_shell_completions() {
+    let output = shardsim(Path::new("."), &["completions", "bash"]);
+    assert!(output.status.success());
+    assert!(stdout(&output).contains("shardsim"));
+}
