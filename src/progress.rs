@@ -30,15 +30,23 @@ impl ProgressBars {
     /// standard error is not a terminal.
     pub fn new(scenario: &Scenario, may_show: bool) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
+        // `wide_bar` takes what the terminal's width leaves, so a bar never wraps.
         let style = ProgressStyle::with_template(
-            "{prefix:>8} [{bar:36.cyan/blue}] {human_pos:>11}/{human_len:11} {rate:>11} eta {eta:>4}",
+            "{prefix:>8} [{wide_bar:.cyan/blue}] {percent:>3}% {rate:>9} eta {eta:>3}",
         )
         .expect("the template is valid")
-        .with_key("rate", |state: &ProgressState, out: &mut dyn std::fmt::Write| {
-            let _ = write!(out, "{:.1} M/s", state.per_sec() / 1e6);
-        })
+        .with_key(
+            "rate",
+            |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                let _ = write!(out, "{:.1} M/s", state.per_sec() / 1e6);
+            },
+        )
         .progress_chars("=> ");
-        let total = scenario.expected_arrivals().max(1);
+        // Every replication feeds the same shard count's bar.
+        let total = scenario
+            .expected_arrivals()
+            .saturating_mul(u64::from(scenario.replications))
+            .max(1);
         let bars = scenario
             .variants()
             .iter()

@@ -144,7 +144,7 @@ pub fn memory(text: &str) -> Result<u64, String> {
         _ => return Err(format!("must be {what}, got {:?}", clip(text))),
     };
     let bytes = value * scale;
-    if !(bytes.is_finite() && bytes >= 16.0 * 1024.0 * 1024.0 && bytes < 1e18) {
+    if !(16.0 * 1024.0 * 1024.0..1e18).contains(&bytes) {
         return Err(format!("must be {what}, got {:?}", clip(text)));
     }
     Ok(bytes as u64)

@@ -241,8 +241,7 @@ pub struct Table {
 
 /// The tables of the behaviours the scenario has (none without them).
 pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
-    use crate::report::summary::compact;
-    let ms = |ns: u64| compact(ns as f64 / 1e6);
+    use crate::report::units::{count, duration as ms, quantity as compact};
     let mut tables = Vec::new();
     if rows.iter().any(|row| row.adaptive || row.keys_touched > 1) {
         tables.push(Table {
@@ -255,9 +254,9 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 .map(|row| {
                     vec![
                         row.label(),
-                        row.keys_touched.to_string(),
-                        row.rows_total.to_string(),
-                        row.max_key_rows.to_string(),
+                        count(row.keys_touched as u64),
+                        count(row.rows_total),
+                        count(u64::from(row.max_key_rows)),
                     ]
                 })
                 .collect(),
@@ -328,8 +327,8 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 "shards",
                 "likes/s",
                 "db writes/s",
-                "count delay p50 ms",
-                "p99 ms",
+                "count delay p50",
+                "p99",
                 "at risk mean",
                 "at risk max",
                 "lost",
@@ -362,8 +361,8 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 "rows read/s",
                 "rows/read",
                 "cache hits",
-                "stale mean ms",
-                "stale p99 ms",
+                "stale mean",
+                "stale p99",
                 "stale likes mean",
                 "p99",
             ]
@@ -384,12 +383,12 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
         rows.first()
             .and_then(|r| r.extended.as_ref()?.pool.as_ref()),
     ) {
-        let header = ["shards".to_owned(), "likes p99 ms".to_owned()]
+        let header = ["shards".to_owned(), "likes p99".to_owned()]
             .into_iter()
             .chain(
                 pool.neighbours
                     .iter()
-                    .map(|(name, _)| format!("{name} p99 ms")),
+                    .map(|(name, _)| format!("{name} p99")),
             )
             .collect();
         tables.push(Table {

@@ -7,7 +7,8 @@ use crate::scenario::Scenario;
 
 use super::chart::Chart;
 use super::extended::extended_tables;
-use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
+use super::summary::{Recommendation, SummaryRow, Verdict, describe_slo, reading};
+use super::table::{HEADER, summary_lines};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\
@@ -85,40 +86,35 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
 }
 
 fn table(rows: &[SummaryRow], recommendation: &Recommendation) -> String {
-    let mut html = String::from(
-        "<div class=\"scroll\"><table>\n<tr><th>shards</th><th>ceiling/s</th><th>utilization</th><th>peak utilization</th>\
-         <th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>backlog max</th>\
-         <th>backlog end</th><th>verdict</th></tr>\n",
-    );
-    let ms = |ns: u64| compact(ns as f64 / 1e6);
-    for row in rows {
-        let class = match row.verdict() {
+    let mut html = String::from("<div class=\"scroll\"><table>\n<tr>");
+    for heading in HEADER {
+        let _ = write!(html, "<th>{}</th>", escape(heading));
+    }
+    html.push_str("</tr>\n");
+    for line in summary_lines(rows, recommendation) {
+        let class = match line.verdict {
             Verdict::Stable => "stable",
             Verdict::NearCeiling | Verdict::Backlogged => "near",
             Verdict::Overloaded | Verdict::Saturated => "overloaded",
         };
-        let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
+        html.push_str(if line.recommended {
+            "<tr class=\"recommended\">"
+        } else {
+            "<tr>"
+        });
+        let (verdict, numbers) = line.cells.split_last().expect("the table has cells");
+        for cell in numbers {
+            let _ = write!(html, "<td>{}</td>", escape(cell));
+        }
         let _ = writeln!(
             html,
-            "<tr{}><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td class=\"verdict {class}\">{}{}</td></tr>",
-            if recommended {
-                " class=\"recommended\""
+            "<td class=\"verdict {class}\">{}{}</td></tr>",
+            escape(verdict),
+            if line.recommended {
+                " — recommended"
             } else {
                 ""
-            },
-            row.label(),
-            row.ceiling_per_s,
-            row.utilization,
-            row.peak_utilization,
-            ms(row.waits.p50_ns),
-            ms(row.waits.p99_ns),
-            ms(row.waits.p999_ns),
-            ms(row.waits.max_ns),
-            row.backlog_max,
-            row.backlog_final,
-            row.verdict().label(),
-            if recommended { " — recommended" } else { "" }
+            }
         );
     }
     html.push_str("</table></div>\n");

@@ -9,6 +9,8 @@
 //! - [`html`]: the report page, `report.html`;
 //! - [`json`]: the summary for scripts, `--format json`;
 //! - [`events`]: `events.csv`, streamed while the engines run;
+//! - [`table`]: the summary table's cells for people, shared by the terminal and the page;
+//! - [`units`]: human units, thousands separators and plurals;
 //! - [`terminal`]: the table printed after a run;
 //! - [`plan`]: `plan.csv`, `plan.json` and the plan's text;
 //! - [`check`]: the diff table of a check;
@@ -24,6 +26,8 @@ pub mod json;
 pub mod output;
 pub mod plan;
 pub mod summary;
+pub mod table;
 pub mod terminal;
+pub mod units;
 
 pub use summary::{Recommendation, SummaryRow, Verdict, recommend, summarize};

@@ -8,6 +8,8 @@ use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
 
+use super::units;
+
 /// Peak utilization above which a shard count is "near ceiling": waits rise steeply there.
 pub const NEAR_CEILING: f64 = 0.8;
 
@@ -345,66 +347,108 @@ impl SummaryRow {
 }
 
 /// A short reading of a sweep in plain sentences: how the peak compares with one row, the
-/// smallest shard count that is stable at the peak, the smallest that meets the target, and
-/// what happens just below.
+/// smallest shard count that is stable at the peak, the smallest that meets the target (and
+/// whether it runs near its ceiling), what happens just below, and how this answer relates to
+/// `shardsim plan`'s.
 pub fn reading(
     scenario: &Scenario,
     rows: &[SummaryRow],
     recommendation: &Recommendation,
 ) -> String {
-    let ms = human_wait;
+    let wait = units::duration;
     let mean_hold_ms = scenario.hold.mean_ns() / 1e6;
     let row_ceiling = 1e3 / mean_hold_ms;
-    let peak = scenario.peak_offered_per_s();
+    let peak = rows
+        .first()
+        .map_or(scenario.peak_offered_per_s(), |row| row.peak_offered_per_s);
+    let likes_peak = scenario.peak_offered_per_s();
+    let retries = if (peak - likes_peak).abs() > 0.5 {
+        format!(
+            " (the likes' {}/s with their retries)",
+            units::quantity(likes_peak)
+        )
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "At its peak of {peak:.0} increments/s, one row (ceiling {row_ceiling:.0}/s at a mean hold of {mean_hold_ms} ms) \
-         would be offered {:.2}× what it can take.",
-        peak / row_ceiling
+        "At its peak of {} increments/s{retries}, one row (ceiling {}/s at a mean hold of {} ms) \
+         would be offered {}× what it can take.",
+        units::quantity(peak),
+        units::quantity(row_ceiling),
+        compact(mean_hold_ms),
+        units::ratio(peak / row_ceiling)
     );
     let by_shards = |shards: u32| {
         rows.iter()
             .find(|row| row.shards == shards && !row.adaptive)
     };
-    match recommendation.stable.and_then(by_shards) {
+    let stable = recommendation.stable.and_then(by_shards);
+    match stable {
         Some(row) => text.push_str(&format!(
             " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
              p99 wait {}, backlog at the end {}.",
             row.shards,
             row.peak_utilization,
-            ms(row.waits.p99_ns),
-            row.backlog_final
+            wait(row.waits.p99_ns),
+            units::count(row.backlog_final)
         )),
         None => text.push_str(&format!(
-            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}); \
-             simulate more shards."
+            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
+             short tail waits, a queue that drains); simulate more shards."
         )),
     }
     if recommendation.has_target {
         let target = describe_slo(&scenario.slo);
         match recommendation.meets_target.and_then(by_shards) {
-            Some(row) => text.push_str(&format!(
-                " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
-                row.shards,
-                ms(row.waits.p99_ns),
-                ms(row.waits.p999_ns)
-            )),
+            Some(row) => {
+                text.push_str(&format!(
+                    " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
+                    row.shards,
+                    wait(row.waits.p99_ns),
+                    wait(row.waits.p999_ns)
+                ));
+                if row.verdict() != Verdict::Stable {
+                    text.push_str(&format!(
+                        " It {} (peak utilization {:.2}): a little more traffic and its waits climb steeply{}.",
+                        if row.verdict() == Verdict::NearCeiling { "runs near its ceiling" } else { "is backlogged" },
+                        row.peak_utilization,
+                        stable.map_or(String::new(), |s| format!("; {} would be stable", units::plural(u64::from(s.shards), "shard")))
+                    ));
+                }
+            }
             None => text.push_str(&format!(
                 " No simulated shard count meets the target ({target})."
             )),
         }
     }
     let highlighted = recommendation.shards().or(recommendation.stable);
-    if let Some(below) = highlighted.and_then(|n| {
+    let below = highlighted.and_then(|n| {
         rows.iter()
             .rev()
             .find(|row| row.shards < n && !row.adaptive)
-    }) {
+    });
+    if let Some(below) = below {
         text.push_str(&format!(
-            " Just below, {} shards are {} at the peak: the backlog reaches {} and the p99 wait {}.",
-            below.shards,
-            below.verdict().label(),
-            below.backlog_max,
-            ms(below.waits.p99_ns)
+            " Just below, {} {} at the peak: the backlog reaches {} and the p99 wait {}.",
+            units::plural(u64::from(below.shards), "shard"),
+            if below.shards == 1 {
+                format!("is {}", below.verdict().label())
+            } else {
+                format!("are {}", below.verdict().label())
+            },
+            units::count(below.backlog_max),
+            wait(below.waits.p99_ns)
+        ));
+    }
+    if let (Some(n), Some(below)) = (recommendation.meets_target, below)
+        && n - below.shards > 1
+    {
+        text.push_str(&format!(
+            " This is the smallest of the simulated shard counts over the whole profile; `shardsim plan` \
+             tries every count from {} to {} at the steady peak over replications, judged by the upper end \
+             of each interval, so its answer can lie in between.",
+            below.shards + 1,
+            n
         ));
     }
     text

@@ -11,20 +11,11 @@ use crate::scenario::Scenario;
 use super::extended::extended_tables;
 
 use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
+use super::table::{HEADER, summary_lines};
+use super::units::{count, quantity};
 
-const HEADER: [&str; 11] = [
-    "shards",
-    "ceiling/s",
-    "util",
-    "peak util",
-    "p50 ms",
-    "p99 ms",
-    "p99.9 ms",
-    "max ms",
-    "backlog max",
-    "backlog end",
-    "verdict",
-];
+/// The widest a reading's lines get, even on a wide terminal.
+const MAX_LINE: usize = 100;
 
 /// Renders the scenario line, the table and the reading; `colour` adds ANSI styles.
 pub fn render(
@@ -45,14 +36,14 @@ pub fn render(
     let mut line = format!(
         "{}: {} increments over {} s ({}peak {}/s), mean hold {} ms, policy {}, seed {}",
         scenario.name,
-        arrivals,
+        count(arrivals),
         compact(scenario.duration_s()),
         if scenario.key_count() > 1 {
             "busiest key's "
         } else {
             ""
         },
-        compact(scenario.peak_offered_per_s()),
+        quantity(scenario.peak_offered_per_s()),
         compact(scenario.hold.mean_ns() / 1e6),
         scenario.policy,
         scenario.seed
@@ -61,7 +52,8 @@ pub fn render(
         let _ = write!(line, ", target {}", describe_slo(&scenario.slo));
     }
     let _ = writeln!(out, "{}", paint(Style::new().bold(), &line));
-    let cells: Vec<[String; 11]> = rows.iter().map(row_cells).collect();
+    let lines = summary_lines(rows, recommendation);
+    let cells: Vec<&[String; 11]> = lines.iter().map(|line| &line.cells).collect();
     let widths: Vec<usize> = (0..HEADER.len())
         .map(|i| {
             cells
@@ -86,9 +78,9 @@ pub fn render(
         "{}",
         paint(Style::new().underline(), header.join("  ").trim_end())
     );
-    for (row, cells) in rows.iter().zip(&cells) {
-        let recommended = !row.adaptive && recommendation.shards() == Some(row.shards);
-        let verdict_style = match row.verdict() {
+    for line in &lines {
+        let (recommended, cells) = (line.recommended, &line.cells);
+        let verdict_style = match line.verdict {
             Verdict::Stable => AnsiColor::Green.on_default(),
             Verdict::NearCeiling | Verdict::Backlogged => AnsiColor::Yellow.on_default(),
             Verdict::Overloaded | Verdict::Saturated => AnsiColor::Red.on_default(),
@@ -109,7 +101,7 @@ pub fn render(
     let _ = writeln!(
         out,
         "{}",
-        wrap(&reading(scenario, rows, recommendation), 100)
+        wrap(&reading(scenario, rows, recommendation), line_width())
     );
     for table in extended_tables(rows) {
         let _ = writeln!(out, "\n{}", paint(Style::new().bold(), &table.title));
@@ -163,21 +155,11 @@ fn wrap(text: &str, width: usize) -> String {
     lines.join("\n")
 }
 
-fn row_cells(row: &SummaryRow) -> [String; 11] {
-    let ms = |ns: u64| compact(ns as f64 / 1e6);
-    [
-        row.label(),
-        compact(row.ceiling_per_s),
-        format!("{:.2}", row.utilization),
-        format!("{:.2}", row.peak_utilization),
-        ms(row.waits.p50_ns),
-        ms(row.waits.p99_ns),
-        ms(row.waits.p999_ns),
-        ms(row.waits.max_ns),
-        row.backlog_max.to_string(),
-        row.backlog_final.to_string(),
-        row.verdict().label().to_owned(),
-    ]
+/// The terminal's width (at most [`MAX_LINE`]), or [`MAX_LINE`] when it is not a terminal.
+fn line_width() -> usize {
+    terminal_size::terminal_size().map_or(MAX_LINE, |(width, _)| {
+        usize::from(width.0).clamp(40, MAX_LINE)
+    })
 }
 
 #[cfg(test)]

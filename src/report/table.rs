@@ -1,0 +1,69 @@
+//! The summary table for people, built once and shown by both the terminal and `report.html`:
+//! waits in human units with `±` half-widths when there are replications, counts with
+//! thousands separators, and each row's verdict and whether it is the recommendation.
+
+use super::summary::{Recommendation, SummaryRow, Verdict};
+use super::units::{count, duration, duration_within, quantity, ratio};
+use crate::stats::WaitSummary;
+
+/// The summary table's headings.
+pub const HEADER: [&str; 11] = [
+    "shards",
+    "ceiling/s",
+    "util",
+    "peak util",
+    "p50 wait",
+    "p99 wait",
+    "p99.9 wait",
+    "max wait",
+    "backlog max",
+    "backlog end",
+    "verdict",
+];
+
+/// One row of the summary table: its cells and how to mark it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryLine {
+    /// The cells, in [`HEADER`] order.
+    pub cells: [String; 11],
+    /// The row's verdict (for colours and classes).
+    pub verdict: Verdict,
+    /// Whether it is the recommended shard count.
+    pub recommended: bool,
+}
+
+/// The summary table's rows.
+pub fn summary_lines(rows: &[SummaryRow], recommendation: &Recommendation) -> Vec<SummaryLine> {
+    rows.iter()
+        .map(|row| SummaryLine {
+            cells: cells(row),
+            verdict: row.verdict(),
+            recommended: !row.adaptive && recommendation.shards() == Some(row.shards),
+        })
+        .collect()
+}
+
+fn cells(row: &SummaryRow) -> [String; 11] {
+    let half = |get: fn(&WaitSummary) -> u64| {
+        let (lo, hi) = (row.waits_lo.as_ref()?, row.waits_hi.as_ref()?);
+        Some((get(hi) as f64 - get(lo) as f64) / 2.0)
+    };
+    let wait = |get: fn(&WaitSummary) -> u64| duration_within(get(&row.waits), half(get));
+    let verdict = match row.saturated_at_s {
+        Some(at) => format!("saturated at {} s", quantity(at)),
+        None => row.verdict().label().to_owned(),
+    };
+    [
+        row.label(),
+        quantity(row.ceiling_per_s),
+        ratio(row.utilization),
+        ratio(row.peak_utilization),
+        wait(|w| w.p50_ns),
+        wait(|w| w.p99_ns),
+        wait(|w| w.p999_ns),
+        duration(row.waits.max_ns),
+        count(row.backlog_max),
+        count(row.backlog_final),
+        verdict,
+    ]
+}

@@ -1,0 +1,142 @@
+//! Numbers for people, on the terminal and in `report.html` (the CSV and JSON files keep
+//! exact milliseconds): durations in the unit that suits them (ns, µs, ms, s, min, h) with
+//! three significant digits, counts with thousands separators, intervals as `±`, plurals.
+
+/// A duration from nanoseconds: `0`, `850 ns`, `328 µs`, `1.95 ms`, `26.7 s`, `23.1 min`.
+pub fn duration(ns: u64) -> String {
+    if ns == 0 {
+        return "0".into();
+    }
+    let (scale, unit) = unit_of(ns);
+    format!("{} {unit}", significant(ns as f64 / scale))
+}
+
+/// A duration with the half-width of its 95% interval, in the duration's unit:
+/// `1.95 ±0.06 ms`; without an interval, as [`duration`].
+pub fn duration_within(ns: u64, half_width_ns: Option<f64>) -> String {
+    match half_width_ns {
+        Some(half) if ns > 0 => {
+            let (scale, unit) = unit_of(ns);
+            format!(
+                "{} ±{} {unit}",
+                significant(ns as f64 / scale),
+                two_significant(half / scale)
+            )
+        }
+        _ => duration(ns),
+    }
+}
+
+/// The unit a duration shows in; the bounds sit where three significant digits would round
+/// up to the next unit (999.6 ms shows as `1 s`, not `1000 ms`).
+fn unit_of(ns: u64) -> (f64, &'static str) {
+    match ns {
+        0..999 => (1.0, "ns"),
+        999..999_500 => (1e3, "µs"),
+        999_500..999_500_000 => (1e6, "ms"),
+        999_500_000..59_950_000_000 => (1e9, "s"),
+        59_950_000_000..3_597_000_000_000 => (6e10, "min"),
+        _ => (3.6e12, "h"),
+    }
+}
+
+/// Three significant digits, without trailing zeros: `1.95`, `26.7`, `328`, `0.06`.
+fn significant(value: f64) -> String {
+    digits(value, 3)
+}
+
+/// Two significant digits, for the half-width of an interval: `0.028`, `40`.
+fn two_significant(value: f64) -> String {
+    digits(value, 2)
+}
+
+fn digits(value: f64, significant: i32) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return "0".into();
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    let places = (significant - 1 - magnitude).clamp(0, 6) as usize;
+    let text = format!("{value:.places$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// A whole number with thousands separators: `1,397,369`.
+pub fn count(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A rate or other quantity: separators from 1,000 up, three significant digits below;
+/// `unbounded` when infinite, `–` when undefined.
+pub fn quantity(value: f64) -> String {
+    if value.is_nan() {
+        "–".into()
+    } else if value.is_infinite() {
+        "unbounded".into()
+    } else if value.abs() >= 999.5 {
+        let rounded = value.abs().round() as u64;
+        let sign = if value < 0.0 { "-" } else { "" };
+        format!("{sign}{}", count(rounded))
+    } else {
+        significant(value)
+    }
+}
+
+/// A utilization or other ratio with two decimals; `–` when undefined.
+pub fn ratio(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.2}")
+    } else {
+        "–".into()
+    }
+}
+
+/// `1 shard`, `4 shards`.
+pub fn plural(count: u64, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_the_unit_that_suits_them() {
+        assert_eq!(duration(0), "0");
+        assert_eq!(duration(850), "850 ns");
+        assert_eq!(duration(328_191), "328 µs");
+        assert_eq!(duration(1_949_000), "1.95 ms");
+        assert_eq!(duration(26_676_000_000), "26.7 s");
+        assert_eq!(duration(1_388_348_000_000), "23.1 min");
+        assert_eq!(duration(999_990_000), "1 s", "no 1000 ms");
+        assert_eq!(duration(59_990_000_000), "1 min");
+        assert_eq!(duration_within(1_949_000, Some(60_000.0)), "1.95 ±0.06 ms");
+    }
+
+    #[test]
+    fn counts_have_thousands_separators() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_397_369), "1,397,369");
+        assert_eq!(quantity(16_000.0), "16,000");
+        assert_eq!(quantity(0.625), "0.625");
+        assert_eq!(quantity(f64::INFINITY), "unbounded");
+        assert_eq!(plural(1, "shard"), "1 shard");
+        assert_eq!(plural(4, "shard"), "4 shards");
+    }
+}
