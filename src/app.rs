@@ -220,12 +220,13 @@ fn write_outputs(
     if scenario.adaptive.is_some() {
         staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
     }
-    let charts = chart::render_all(scenario, rows, &first).map_err(anyhow::Error::msg)?;
+    let recommendation = recommend(rows, &scenario.slo);
+    let charts = chart::render_all(scenario, rows, &first, recommendation.shards())
+        .map_err(anyhow::Error::msg)?;
     for chart in &charts {
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
         staging.write(&format!("{}.png", chart.name), &chart.png)?;
     }
-    let recommendation = recommend(rows, &scenario.slo);
     let page = html::render(scenario, rows, &recommendation, &charts);
     staging.write("report.html", page.as_bytes())?;
     let mut resolved = scenario.resolved.clone();

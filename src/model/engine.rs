@@ -389,6 +389,7 @@ impl<O: Observer> Engine<O> {
     #[inline(always)]
     pub(super) fn enter_backlog(&mut self, measured: bool) {
         self.backlog += 1;
+        self.series.note_backlog(self.backlog);
         if measured {
             self.backlog_max = self.backlog_max.max(self.backlog);
         }

@@ -9,7 +9,8 @@
 //! - `clients` (with `[client]`): attempts and failures per like against shard count;
 //! - `at_risk` (with `[batching]`): likes held in app-server memory over time;
 //! - `neighbours` (with `[[neighbours]]`): neighbour endpoints' connection waits against
-//!   shard count.
+//!   shard count;
+//! - `rows` (with `[adaptive]`): the adaptive run's rows over time.
 //!
 //! Axes that span decades are drawn on a log scale by plotting `log10(value)` on a linear
 //! axis and labelling ticks with the value; shard counts always use a log₂ axis. Zero, which a
@@ -29,6 +30,7 @@ use crate::scenario::Scenario;
 use crate::stats::WindowRow;
 
 use super::summary::SummaryRow;
+use super::units;
 
 /// Chart size in pixels.
 pub const SIZE: (u32, u32) = (1200, 800);
@@ -40,6 +42,10 @@ const FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const MAX_POINTS: usize = 1500;
 /// A ratio of largest to smallest positive value from which an axis becomes logarithmic.
 const LOG_SPAN: f64 = 30.0;
+/// The shortest wait a wait axis resolves, ms (1 µs); shorter waits sit on its floor.
+const WAIT_FLOOR_MS: f64 = 1e-3;
+/// The most decades a wait axis spans (1 µs to 100 s, or 10 µs to 17 min).
+const WAIT_DECADES: i32 = 8;
 
 /// Tableau 10: distinguishable colours for series.
 const PALETTE: [RGBColor; 10] = [
@@ -60,6 +66,10 @@ const PALETTE: [RGBColor; 10] = [
 pub struct Chart {
     /// File stem: `waits`, `backlog`, `throughput` or `wait_over_time`.
     pub name: &'static str,
+    /// One line telling a reader what the chart shows and how to read it.
+    pub caption: &'static str,
+    /// The CSV files holding the chart's data.
+    pub data: &'static [&'static str],
     /// The chart as an SVG document.
     pub svg: String,
     /// The chart as a PNG image.
@@ -71,6 +81,7 @@ pub fn render_all(
     scenario: &Scenario,
     rows: &[SummaryRow],
     runs: &[ShardRun],
+    recommended: Option<u32>,
 ) -> Result<Vec<Chart>, String> {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
@@ -87,6 +98,7 @@ pub fn render_all(
         scenario,
         rows,
         adaptive,
+        recommended,
     };
     let backlog = BacklogFigure { scenario, runs };
     let throughput = throughput_figure(scenario, rows);
@@ -109,10 +121,64 @@ pub fn render_all(
     if let Some(figure) = &neighbours {
         figures.push(("neighbours", figure));
     }
+    let growing = runs
+        .iter()
+        .find(|run| run.adaptive)
+        .map(|run| RowsFigure { scenario, run });
+    if let Some(figure) = &growing {
+        figures.push(("rows", figure));
+    }
     figures
         .iter()
         .map(|(name, figure)| render(name, *figure))
         .collect()
+}
+
+/// What each chart shows and how to read it, and the files with its data.
+fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
+    match name {
+        "waits" => (
+            "The decision chart: the wait for the row at p50, p99 and p99.9 per shard count. The first shard count \
+             below the dashed target with no red band is the answer; the green line marks the recommendation.",
+            &["summary.csv"],
+        ),
+        "backlog" => (
+            "The queue as it happens: the most likes waiting in each window, per shard count, over the likes offered \
+             (grey, right axis). A line that keeps climbing is a queue that never drains.",
+            &["timeseries.csv"],
+        ),
+        "throughput" => (
+            "Capacity against load per shard count: where the ceiling line passes the peak offered rate is the \
+             least shard count that can keep up.",
+            &["summary.csv"],
+        ),
+        "wait_over_time" => (
+            "The p99 wait of each window's likes over time, per shard count: when the target was first broken and \
+             how long it stayed broken.",
+            &["timeseries.csv"],
+        ),
+        "clients" => (
+            "What timeouts and retries cost per like: attempts, user-visible failures and duplicate runs per \
+             shard count.",
+            &["summary.csv"],
+        ),
+        "at_risk" => (
+            "Likes held unflushed in app-server memory over time; a dashed line marks each crash, which loses \
+             what its servers held.",
+            &["timeseries.csv"],
+        ),
+        "neighbours" => (
+            "How a hot row starves the other endpoints that share the connection pool: their waits for a \
+             connection per shard count.",
+            &["neighbours.csv", "summary.csv"],
+        ),
+        "rows" => (
+            "The adaptive run's rows over time: each step is a growth taking effect once writers' cached \
+             row counts expire.",
+            &["growth.csv", "timeseries.csv"],
+        ),
+        _ => ("", &[]),
+    }
 }
 
 /// Something drawn on a drawing area of either backend.
@@ -148,8 +214,11 @@ fn render(name: &'static str, figure: &dyn Figure) -> Result<Chart, String> {
         figure.draw_png(&area)?;
         area.present().map_err(|err| err.to_string())?;
     }
+    let (caption, data) = described(name);
     Ok(Chart {
         name,
+        caption,
+        data,
         svg,
         png: encode_png(&pixels)?,
     })
@@ -180,6 +249,8 @@ struct Axis {
     top: f64,
     /// Log axes: whether some values (zeros) lie below the floor and are drawn on it.
     clamped: bool,
+    /// Whether values are milliseconds, labelled as durations (`250 µs`, `1 ms`, `26.7 s`).
+    time: bool,
 }
 
 impl Axis {
@@ -199,6 +270,7 @@ impl Axis {
             floor: 0.0,
             top,
             clamped: false,
+            time: false,
         };
         if max <= 0.0 {
             return linear(1.0);
@@ -213,7 +285,27 @@ impl Axis {
             floor,
             top,
             clamped: has_zero,
+            time: false,
         }
+    }
+
+    /// An axis for waits in ms, labelled as durations. Waits below 1 µs (or more than
+    /// [`WAIT_DECADES`] decades under the largest) are drawn on the floor, so rare
+    /// sub-microsecond waits do not stretch the axis over ten decades.
+    fn fit_waits(values: impl Iterator<Item = f64>) -> Axis {
+        let values: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+        let max = values.iter().copied().fold(0.0, f64::max);
+        let floor = WAIT_FLOOR_MS.max(max / 10f64.powi(WAIT_DECADES));
+        let mut axis = Axis::fit(
+            values
+                .iter()
+                .map(|&v| if v > 0.0 && v < floor { 0.0 } else { v }),
+        );
+        if axis.log && axis.floor < floor {
+            axis.floor = 10f64.powf(floor.log10().floor());
+        }
+        axis.time = true;
+        axis
     }
 
     /// Plot coordinate of a value.
@@ -232,17 +324,34 @@ impl Axis {
 
     /// Tick label for a plot coordinate.
     fn label(self, plot: f64) -> String {
+        let text = |value: f64| {
+            if self.time {
+                units::duration((value * 1e6).round() as u64)
+            } else {
+                number(value)
+            }
+        };
         if self.log {
             let value = 10f64.powf(plot);
             if (plot - plot.round()).abs() > 1e-6 {
                 return String::new();
             }
             if self.clamped && plot.round() <= self.floor.log10().round() {
-                return format!("≤{}", number(value));
+                return format!("≤{}", text(value));
             }
-            number(value)
+            text(value)
         } else {
-            number(plot)
+            text(plot)
+        }
+    }
+
+    /// A plotted value as text, in the axis's notation (`5.16k`, `2.07 ms`).
+    fn label_value(self, plot: f64) -> String {
+        let value = if self.log { 10f64.powf(plot) } else { plot };
+        if self.time {
+            units::duration((value * 1e6).round() as u64)
+        } else {
+            number(value)
         }
     }
 
@@ -272,18 +381,25 @@ fn shard_label(plot: f64) -> String {
     }
 }
 
-/// A number for a tick label: `0.001`, `2.5`, `1000`, `1e+06`.
+/// A number for a tick label, one notation on every axis: `0.001`, `2.5`, `500`, `1k`,
+/// `2.5k`, `100k`, `1M`, `1G`.
 fn number(value: f64) -> String {
     let abs = value.abs();
-    if abs == 0.0 {
-        "0".into()
-    } else if !(1e-3..1e6).contains(&abs) {
-        format!("{value:.0e}")
-    } else if abs >= 100.0 {
-        format!("{value:.0}")
-    } else {
-        let text = format!("{value:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    let trimmed = |text: String| {
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
+    };
+    match abs {
+        0.0 => "0".into(),
+        a if a >= 1e9 => format!("{}G", trimmed(format!("{:.2}", value / 1e9))),
+        a if a >= 1e6 => format!("{}M", trimmed(format!("{:.2}", value / 1e6))),
+        a if a >= 1e3 => format!("{}k", trimmed(format!("{:.2}", value / 1e3))),
+        a if a >= 100.0 => format!("{value:.0}"),
+        a if a >= 1e-3 => trimmed(format!("{value:.3}")),
+        _ => format!("{value:.0e}"),
     }
 }
 
@@ -483,6 +599,62 @@ fn draw_marked<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A wide line over time, drawn as one path per monotone stretch: the bitmap backend joins a
+/// path's segments with unbounded miters, so a spike inside one path would shoot far past the
+/// plot (and into the legend).
+fn draw_time_line<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    points: Vec<(f64, f64)>,
+    style: ShapeStyle,
+) -> DrawResult<DB> {
+    let mut pieces: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut piece: Vec<(f64, f64)> = Vec::new();
+    let mut rising: Option<bool> = None;
+    for point in points {
+        if let Some(&last) = piece.last() {
+            let dy: f64 = point.1 - last.1;
+            if dy != 0.0 {
+                let up = dy > 0.0;
+                if rising.is_some_and(|was| was != up) {
+                    pieces.push(std::mem::replace(&mut piece, vec![last]));
+                }
+                rising = Some(up);
+            }
+        }
+        piece.push(point);
+    }
+    pieces.push(piece);
+    chart.draw_series(
+        pieces
+            .into_iter()
+            .filter(|piece| !piece.is_empty())
+            .map(|piece| PathElement::new(piece, style)),
+    )?;
+    Ok(())
+}
+
+/// With this few shard counts a chart shows each point's value beside it (a lone point on an
+/// axis is hard to read).
+const ANNOTATE_UP_TO: usize = 2;
+
+/// Writes each point's value beside it, in the series' colour.
+fn annotate<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    points: &[(f64, f64)],
+    mark: Mark,
+    label: &dyn Fn(f64) -> String,
+) -> DrawResult<DB> {
+    let colour = match mark {
+        Mark::Line(c) | Mark::Dashed(c) => c,
+        Mark::Fill(c) => RGBColor(c.0, c.1, c.2),
+    };
+    chart.draw_series(points.iter().map(|&(x, y)| {
+        EmptyElement::at((x, y))
+            + Text::new(label(y), (14, -10), (FONT, 19).into_font().color(&colour))
+    }))?;
+    Ok(())
+}
+
 /// One point per shard count, at (log₂ shards, plotted value); unbounded values are skipped.
 fn shard_points(
     rows: &[SummaryRow],
@@ -538,6 +710,8 @@ struct WaitsFigure<'a> {
     rows: &'a [SummaryRow],
     /// The adaptive run, drawn as a level across the chart.
     adaptive: Option<&'a SummaryRow>,
+    /// The recommended shard count, marked by a vertical line.
+    recommended: Option<u32>,
 }
 figure!(WaitsFigure);
 
@@ -545,14 +719,16 @@ impl WaitsFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let ms = |ns: u64| ns as f64 / 1e6;
+        // Drawn in this order, so the p99 and p50 lines stay visible where an overloaded shard
+        // count's p99.9 equals its p99.
         let series: [Series<u64>; 3] = [
-            ("wait p50", |r| r.waits.p50_ns, Mark::Line(PALETTE[0])),
-            ("wait p99", |r| r.waits.p99_ns, Mark::Line(PALETTE[1])),
             ("wait p99.9", |r| r.waits.p999_ns, Mark::Dashed(PALETTE[3])),
+            ("wait p99", |r| r.waits.p99_ns, Mark::Line(PALETTE[1])),
+            ("wait p50", |r| r.waits.p50_ns, Mark::Line(PALETTE[0])),
         ];
         let target_ms = self.scenario.slo.p99_ns.map(ms);
         let adaptive_p99 = self.adaptive.map(|r| ms(r.waits.p99_ns));
-        let y = Axis::fit(
+        let y = Axis::fit_waits(
             self.rows
                 .iter()
                 .flat_map(|r| series.iter().map(move |s| ms((s.1)(r))))
@@ -566,24 +742,31 @@ impl WaitsFigure<'_> {
             .map(|r| f64::from(r.shards).log2())
             .collect();
         let band = RGBColor(214, 39, 40).mix(0.12);
+        let green = RGBColor(26, 127, 55);
         let mut legend = Legend::default();
-        for (name, _, mark) in &series {
+        for (name, _, mark) in series.iter().rev() {
             legend.add(*name, *mark);
         }
         if !overloaded.is_empty() {
-            legend.add("overloaded at the peak", Mark::Fill(band));
+            legend.add("overloaded or saturated", Mark::Fill(band));
         }
         if let Some(target) = target_ms {
             legend.add(
-                format!("target p99 {} ms", number(target)),
+                format!("target p99 {}", units::duration((target * 1e6) as u64)),
                 Mark::Dashed(BLACK),
+            );
+        }
+        if let Some(n) = self.recommended {
+            legend.add(
+                format!("recommended: {}", units::plural(u64::from(n), "shard")),
+                Mark::Line(green),
             );
         }
         if let (Some(p99), Some(row)) = (adaptive_p99, self.adaptive) {
             legend.add(
                 format!(
-                    "adaptive rows: p99 {} ms, up to {} rows",
-                    number(p99),
+                    "adaptive rows: p99 {}, up to {} rows",
+                    units::duration((p99 * 1e6) as u64),
                     row.max_key_rows
                 ),
                 Mark::Dashed(PALETTE[4]),
@@ -594,7 +777,7 @@ impl WaitsFigure<'_> {
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count");
         let mut chart = build(&plot_area, caption, x.clone(), y.range(), false)?;
-        let y_desc = format!("wait for the row (ms{})", y.note());
+        let y_desc = format!("wait for the row{}", y.note());
         draw_mesh(
             &mut chart,
             "shards (rows per key, log scale)",
@@ -609,6 +792,13 @@ impl WaitsFigure<'_> {
                 band.filled(),
             )
         }))?;
+        if let Some(n) = self.recommended {
+            let at = f64::from(n).log2();
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(at, y_range.start), (at, y_range.end)],
+                green.stroke_width(3),
+            )))?;
+        }
         if let Some(target) = target_ms {
             draw_target(&mut chart, x.clone(), y.to_plot(target))?;
         }
@@ -622,11 +812,11 @@ impl WaitsFigure<'_> {
             ))?;
         }
         for (_, value, mark) in series {
-            draw_marked(
-                &mut chart,
-                shard_points(self.rows, |r| ms(value(r)), y),
-                mark,
-            )?;
+            let points = shard_points(self.rows, |r| ms(value(r)), y);
+            if self.rows.len() <= ANNOTATE_UP_TO {
+                annotate(&mut chart, &points, mark, &|v| y.label_value(v))?;
+            }
+            draw_marked(&mut chart, points, mark)?;
         }
         legend.draw(&legend_area)
     }
@@ -643,33 +833,32 @@ impl BacklogFigure<'_> {
         root.fill(&WHITE)?;
         let window_s = self.scenario.window as f64 / 1e9;
         let end_s = self.scenario.duration_s();
-        // The backlog is measured at each window's end.
+        // Each window's most increments waiting at once (the summary's backlog max is the
+        // largest of these).
         let lines = window_lines(self.runs, |i, w| {
-            Some(((i + 1) as f64 * window_s, w.backlog as f64))
+            Some((i as f64 * window_s, w.backlog_peak as f64))
         });
         let y = Axis::fit(
             lines
                 .iter()
                 .flat_map(|(_, points)| points.iter().map(|p| p.1)),
         );
-        let offered: Vec<(f64, f64)> = self.runs.first().map_or_else(Vec::new, |run| {
-            let points = run
-                .windows
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (i as f64 * window_s, w.arrivals as f64 / window_s))
-                .collect();
-            thin(points)
-        });
+        let offered = offered_likes(self.scenario, self.runs);
         let rate_top = offered.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
         let grey = RGBColor(120, 120, 120);
         let mut legend = Legend::default();
-        legend.add("offered rate (right axis)", Mark::Fill(grey.mix(0.3)));
+        legend.add(
+            "likes offered per second (right axis)",
+            Mark::Fill(grey.mix(0.3)),
+        );
         for (index, (shards, points)) in lines.iter().enumerate() {
             legend.add(series_label(shards, points), Mark::Line(colour(index)));
         }
         let (plot_area, legend_area) = legend.split(root);
-        let caption = title(self.scenario, "backlog over time");
+        let caption = title(
+            self.scenario,
+            "backlog over time (most waiting in each window)",
+        );
         let mut chart = build(&plot_area, caption, 0.0..end_s, y.range(), true)?
             .set_secondary_coord(0.0..end_s, 0.0..rate_top);
         let y_desc = format!("backlog (increments waiting{})", y.note());
@@ -678,7 +867,7 @@ impl BacklogFigure<'_> {
         })?;
         chart
             .configure_secondary_axes()
-            .y_desc("offered rate (increments/s)")
+            .y_desc("likes offered (per second)")
             .y_label_formatter(&|v| number(*v))
             .label_style((FONT, 18))
             .axis_desc_style((FONT, 22))
@@ -688,39 +877,98 @@ impl BacklogFigure<'_> {
         )?;
         for (index, (_, points)) in lines.iter().enumerate() {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
-            chart.draw_series(LineSeries::new(plotted, colour(index).stroke_width(3)))?;
+            draw_time_line(&mut chart, plotted.collect(), colour(index).stroke_width(3))?;
         }
         legend.draw(&legend_area)
     }
 }
 
+/// The likes offered per second over time: the scenario's rate profile (retries are not likes),
+/// or, for a trace, its arrivals per window as the run with the most rows saw them.
+fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
+    match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Poisson { segments } => {
+            let mut start = 0.0;
+            let mut points = Vec::with_capacity(segments.len() * 2);
+            for segment in segments {
+                let end = segment.end as f64 / 1e9;
+                points.push((start, segment.rate_per_s));
+                points.push((end, segment.rate_per_s));
+                start = end;
+            }
+            points
+        }
+        crate::scenario::ArrivalPlan::Trace(_) => {
+            let window_s = scenario.window as f64 / 1e9;
+            runs.iter()
+                .filter(|run| !run.adaptive)
+                .max_by_key(|run| run.shards)
+                .map_or_else(Vec::new, |run| {
+                    thin(
+                        run.windows
+                            .iter()
+                            .enumerate()
+                            .map(|(i, w)| (i as f64 * window_s, w.arrivals as f64 / window_s))
+                            .collect(),
+                    )
+                })
+        }
+    }
+}
+
 /// Offered rate, achieved throughput and ceiling against shard count.
+/// With many keys every line is the busiest key's (its rows' ceiling against its load), so no
+/// all-keys rate sits on the same axis as one key's.
 fn throughput_figure<'a>(scenario: &'a Scenario, rows: &'a [SummaryRow]) -> ShardLinesFigure<'a> {
-    let of = |value: fn(&SummaryRow) -> f64| rows.iter().map(value).collect();
+    let of = |value: &dyn Fn(&SummaryRow) -> f64| rows.iter().map(value).collect();
+    let ceiling = (
+        "ceiling of one key's rows (shards ÷ mean hold)".to_owned(),
+        of(&|r| r.ceiling_per_s),
+        Mark::Line(PALETTE[7]),
+    );
+    if scenario.key_count() > 1 {
+        return ShardLinesFigure {
+            scenario,
+            rows,
+            what: "the busiest key's load against shard count",
+            y_desc: "increments per second to the busiest key",
+            waits: false,
+            series: vec![
+                ceiling,
+                (
+                    "busiest key: peak offered".into(),
+                    of(&|r| r.peak_offered_per_s),
+                    Mark::Line(PALETTE[3]),
+                ),
+                (
+                    "busiest key: mean offered".into(),
+                    of(&|r| r.offered_per_s * r.hot_key_share),
+                    Mark::Dashed(PALETTE[1]),
+                ),
+            ],
+        };
+    }
     ShardLinesFigure {
         scenario,
         rows,
         what: "throughput against shard count",
         y_desc: "increments per second",
+        waits: false,
         series: vec![
-            (
-                "ceiling (shards ÷ mean hold)".into(),
-                of(|r| r.ceiling_per_s),
-                Mark::Line(PALETTE[7]),
-            ),
+            ceiling,
             (
                 "peak offered".into(),
-                of(|r| r.peak_offered_per_s),
+                of(&|r| r.peak_offered_per_s),
                 Mark::Line(PALETTE[3]),
             ),
             (
                 "achieved throughput".into(),
-                of(|r| r.throughput_per_s),
+                of(&|r| r.throughput_per_s),
                 Mark::Line(PALETTE[0]),
             ),
             (
                 "mean offered".into(),
-                of(|r| r.offered_per_s),
+                of(&|r| r.offered_per_s),
                 Mark::Dashed(PALETTE[1]),
             ),
         ],
@@ -742,7 +990,7 @@ impl WaitOverTimeFigure<'_> {
                 .map(|ns| (i as f64 * window_s, ns as f64 / 1e6))
         });
         let target_ms = self.scenario.slo.p99_ns.map(|ns| ns as f64 / 1e6);
-        let y = Axis::fit(
+        let y = Axis::fit_waits(
             lines
                 .iter()
                 .flat_map(|(_, points)| points.iter().map(|p| p.1))
@@ -754,7 +1002,7 @@ impl WaitOverTimeFigure<'_> {
         }
         if let Some(target) = target_ms {
             legend.add(
-                format!("target p99 {} ms", number(target)),
+                format!("target p99 {}", units::duration((target * 1e6) as u64)),
                 Mark::Dashed(BLACK),
             );
         }
@@ -763,7 +1011,7 @@ impl WaitOverTimeFigure<'_> {
         let caption = title(self.scenario, "p99 wait per window over time");
         let mut chart = build(&plot_area, caption, 0.0..end_s, y.range(), false)?;
         let x_desc = format!("time (s); windows of {} s", number(window_s));
-        let y_desc = format!("p99 wait (ms{})", y.note());
+        let y_desc = format!("p99 wait of the window's likes{}", y.note());
         draw_mesh(&mut chart, &x_desc, &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
@@ -772,7 +1020,7 @@ impl WaitOverTimeFigure<'_> {
         }
         for (index, (_, points)) in lines.iter().enumerate() {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
-            chart.draw_series(LineSeries::new(plotted, colour(index).stroke_width(3)))?;
+            draw_time_line(&mut chart, plotted.collect(), colour(index).stroke_width(3))?;
         }
         legend.draw(&legend_area)
     }
@@ -785,17 +1033,23 @@ struct ShardLinesFigure<'a> {
     what: &'static str,
     y_desc: &'static str,
     series: Vec<(String, Vec<f64>, Mark)>,
+    /// Whether the values are waits in ms (labelled as durations).
+    waits: bool,
 }
 figure!(ShardLinesFigure);
 
 impl ShardLinesFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let y = Axis::fit(
-            self.series
-                .iter()
-                .flat_map(|(_, values, _)| values.iter().copied()),
-        );
+        let values = self
+            .series
+            .iter()
+            .flat_map(|(_, values, _)| values.iter().copied());
+        let y = if self.waits {
+            Axis::fit_waits(values)
+        } else {
+            Axis::fit(values)
+        };
         let mut legend = Legend::default();
         for (name, _, mark) in &self.series {
             legend.add(name.clone(), *mark);
@@ -813,13 +1067,16 @@ impl ShardLinesFigure<'_> {
             &|v| y.label(*v),
         )?;
         for (_, values, mark) in &self.series {
-            let points = self
+            let points: Vec<(f64, f64)> = self
                 .rows
                 .iter()
                 .zip(values)
                 .filter(|(_, v)| v.is_finite())
                 .map(|(r, &v)| (f64::from(r.shards).log2(), y.to_plot(v)))
                 .collect();
+            if self.rows.len() <= ANNOTATE_UP_TO {
+                annotate(&mut chart, &points, *mark, &|v| y.label_value(v))?;
+            }
             draw_marked(&mut chart, points, *mark)?;
         }
         legend.draw(&legend_area)
@@ -841,6 +1098,7 @@ fn clients_figure<'a>(
         rows,
         what: "retries and failures against shard count",
         y_desc: "per original like",
+        waits: false,
         series: vec![
             (
                 "attempts per like (amplification)".into(),
@@ -885,6 +1143,8 @@ fn neighbours_figure<'a>(
     if names.is_empty() {
         return None;
     }
+    // Every endpoint waits in the same pool queue, so their lines often coincide: one line
+    // then carries every name, instead of one line hiding another.
     let mut series: Vec<(String, Vec<f64>, Mark)> = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let of = |get: fn(&crate::stats::WaitSummary) -> u64| -> Vec<f64> {
@@ -893,32 +1153,126 @@ fn neighbours_figure<'a>(
                 .map(|p| get(&p.neighbours[i].1) as f64 / 1e6)
                 .collect()
         };
-        series.push((
-            format!("{name}: mean wait"),
-            of(|w| w.mean_ns),
-            Mark::Line(colour(i)),
-        ));
-        series.push((
-            format!("{name}: p99 wait"),
-            of(|w| w.p99_ns),
-            Mark::Dashed(colour(i)),
-        ));
+        for (statistic, values, mark) in [
+            (": mean wait", of(|w| w.mean_ns), Mark::Line(colour(i))),
+            (": p99 wait", of(|w| w.p99_ns), Mark::Dashed(colour(i))),
+        ] {
+            match series
+                .iter_mut()
+                .find(|(label, v, _)| label.ends_with(statistic) && coincide(v, &values))
+            {
+                Some((label, _, _)) => {
+                    let names = label.trim_end_matches(statistic).to_owned();
+                    *label = format!("{names}, {name}{statistic}");
+                }
+                None => series.push((format!("{name}{statistic}"), values, mark)),
+            }
+        }
     }
-    series.push((
-        "likes: p99 wait for a connection".into(),
-        pools
-            .iter()
-            .map(|p| p.like_wait.p99_ns as f64 / 1e6)
-            .collect(),
-        Mark::Dashed(PALETTE[7]),
-    ));
+    let likes: Vec<f64> = pools
+        .iter()
+        .map(|p| p.like_wait.p99_ns as f64 / 1e6)
+        .collect();
+    match series
+        .iter_mut()
+        .find(|(label, v, _)| label.ends_with(": p99 wait") && coincide(v, &likes))
+    {
+        Some((label, _, _)) => {
+            *label = format!("{}, likes: p99 wait", label.trim_end_matches(": p99 wait"));
+        }
+        None => series.push((
+            "likes: p99 wait for a connection".into(),
+            likes,
+            Mark::Line(PALETTE[7]),
+        )),
+    }
     Some(ShardLinesFigure {
         scenario,
         rows,
         what: "neighbour endpoints' wait for a connection",
-        y_desc: "wait for a connection in ms",
+        y_desc: "wait for a connection",
         series,
+        waits: true,
     })
+}
+
+/// The adaptive run's rows over time: the busiest key's row count, and with many keys the
+/// rows over all keys on the right axis (`growth.csv` has every key's growths).
+struct RowsFigure<'a> {
+    scenario: &'a Scenario,
+    run: &'a ShardRun,
+}
+figure!(RowsFigure);
+
+impl RowsFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let window_s = self.scenario.window as f64 / 1e9;
+        let end_s = self.scenario.duration_s();
+        let steps = |value: fn(&WindowRow) -> f64| -> Vec<(f64, f64)> {
+            thin(
+                self.run
+                    .windows
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, w)| {
+                        let (start, end) = (i as f64 * window_s, (i + 1) as f64 * window_s);
+                        [(start, value(w)), (end, value(w))]
+                    })
+                    .collect(),
+            )
+        };
+        let hot = steps(|w| f64::from(w.hot_key_rows));
+        let many_keys = self.scenario.key_count() > 1;
+        let total = if many_keys {
+            steps(|w| f64::from(w.rows))
+        } else {
+            Vec::new()
+        };
+        let hot_top = hot.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
+        let total_top = total.iter().map(|p| p.1).fold(1.0, f64::max) * 1.15;
+        let mut legend = Legend::default();
+        legend.add("busiest key's rows (window end)", Mark::Line(PALETTE[4]));
+        if many_keys {
+            legend.add("rows over all keys (right axis)", Mark::Dashed(PALETTE[7]));
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let caption = title(self.scenario, "adaptive rows over time");
+        let mut chart = build(&plot_area, caption, 0.0..end_s, 0.0..hot_top, many_keys)?
+            .set_secondary_coord(0.0..end_s, 0.0..total_top);
+        draw_mesh(
+            &mut chart,
+            "time (s)",
+            "rows of the busiest key",
+            &|v| number(*v),
+            &|v| number(*v),
+        )?;
+        if many_keys {
+            chart
+                .configure_secondary_axes()
+                .y_desc("rows over all keys")
+                .y_label_formatter(&|v| number(*v))
+                .label_style((FONT, 18))
+                .axis_desc_style((FONT, 22))
+                .draw()?;
+            chart.draw_secondary_series(DashedLineSeries::new(
+                total,
+                12,
+                8,
+                PALETTE[7].stroke_width(2),
+            ))?;
+        }
+        draw_time_line(&mut chart, hot, PALETTE[4].stroke_width(3))?;
+        legend.draw(&legend_area)
+    }
+}
+
+/// Whether two lines would be drawn on top of each other: every value within 2% (or 1 µs).
+fn coincide(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= (0.02 * x.abs().max(y.abs())).max(1e-3))
 }
 
 /// Likes held in batching servers' memory over time (the same for every shard count).
@@ -974,7 +1328,7 @@ impl AtRiskFigure<'_> {
         }
         for (_, points) in &lines {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
-            chart.draw_series(LineSeries::new(plotted, PALETTE[0].stroke_width(2)))?;
+            draw_time_line(&mut chart, plotted.collect(), PALETTE[0].stroke_width(2))?;
         }
         legend.draw(&legend_area)
     }
@@ -993,9 +1347,31 @@ mod tests {
         assert!(!Axis::fit([0.3, 1200.0].into_iter()).clamped);
         assert_eq!((log.floor, log.top), (0.1, 10_000.0));
         assert_eq!(log.to_plot(0.0), -1.0);
-        assert_eq!(log.label(3.0), "1000");
+        assert_eq!(log.label(3.0), "1k");
         assert_eq!(log.label(-1.0), "≤0.1");
         assert_eq!(log.label(0.5), "");
+    }
+
+    #[test]
+    fn ticks_use_one_notation_and_waits_read_as_durations() {
+        assert_eq!(number(100_000.0), "100k");
+        assert_eq!(number(1e6), "1M");
+        assert_eq!(number(2500.0), "2.5k");
+        assert_eq!(number(0.25), "0.25");
+        let waits = Axis::fit_waits([0.0, 0.0001, 0.3, 1.4e6].into_iter());
+        assert!(waits.log);
+        assert!(
+            waits.floor >= 1e-3,
+            "sub-microsecond waits sit on the floor"
+        );
+        assert_eq!(waits.label(3.0), "1 s");
+        assert_eq!(waits.label(0.0), "1 ms");
+    }
+
+    #[test]
+    fn coinciding_lines_are_found() {
+        assert!(coincide(&[1.0, 100.0], &[1.01, 100.5]));
+        assert!(!coincide(&[1.0, 100.0], &[1.0, 90.0]));
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub const SUMMARY_COLUMNS: [&str; 73] = [
 ];
 
 /// The columns of `timeseries.csv`, in order.
-pub const TIMESERIES_COLUMNS: [&str; 13] = [
+pub const TIMESERIES_COLUMNS: [&str; 14] = [
     "scenario",
     "policy",
     "shards",
@@ -101,6 +101,7 @@ pub const TIMESERIES_COLUMNS: [&str; 13] = [
     "mode",
     "rows",
     "hot_key_rows",
+    "backlog_peak",
 ];
 
 /// Columns of `summary.csv` that hold text; every other column is a number.
@@ -421,6 +422,7 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     mode(run.adaptive).to_owned(),
                     window.rows.to_string(),
                     window.hot_key_rows.to_string(),
+                    window.backlog_peak.to_string(),
                 ],
             );
         }

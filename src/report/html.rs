@@ -9,13 +9,15 @@ use super::chart::Chart;
 use super::extended::extended_tables;
 use super::summary::{Recommendation, SummaryRow, Verdict, describe_slo, reading};
 use super::table::{HEADER, summary_lines};
+use super::units;
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\
-th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:right}th{background:#f4f4f4}\
+th,td{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:right}td{white-space:nowrap}th{background:#f4f4f4}\
 td.verdict,th:last-child{text-align:left}.stable{color:#1a7f37}.near{color:#9a6700}.overloaded{color:#cf222e}\
 tr.recommended{font-weight:bold;background:#eef6ff}figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}\
-.facts{color:#555}.scroll{overflow-x:auto}";
+.facts{color:#555}.scroll{overflow-x:auto}figcaption{color:#444;max-width:1100px;margin:.3em auto 0}\
+footer{margin:2em 0 1em;font-size:.9em}";
 
 /// Renders the report page.
 pub fn render(
@@ -58,13 +60,33 @@ pub fn render(
     }
     page.push_str("<h2>Charts</h2>\n");
     for chart in charts {
+        let links: Vec<String> = chart
+            .data
+            .iter()
+            .map(|file| format!("<a href=\"{file}\">{file}</a>"))
+            .collect();
         let _ = write!(
             page,
-            "<figure id=\"{}\">\n{}\n</figure>\n",
+            "<figure id=\"{}\">\n{}\n<figcaption>{} Data: {}; image: <a href=\"{}.png\">{}.png</a>.</figcaption>\n</figure>\n",
             chart.name,
-            strip_xml_declaration(&chart.svg)
+            strip_xml_declaration(&chart.svg),
+            escape(chart.caption),
+            links.join(", "),
+            chart.name,
+            chart.name
         );
     }
+    let _ = writeln!(
+        page,
+        "<footer class=\"facts\">Written by shardsim {} on {} UTC. The CSV files hold exact milliseconds: \
+         <a href=\"summary.csv\">summary.csv</a>, <a href=\"timeseries.csv\">timeseries.csv</a>; \
+         <a href=\"scenario.toml\">scenario.toml</a> repeats the run.</footer>",
+        env!("CARGO_PKG_VERSION"),
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace('T', " ")
+            .trim_end_matches('Z')
+    );
     page.push_str("</body>\n</html>\n");
     page
 }
@@ -72,13 +94,20 @@ pub fn render(
 fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
     let arrivals = rows.first().map_or(0, |row| row.arrivals);
     let mut text = format!(
-        "{arrivals} increments over {} s, peak {:.0}/s; mean hold {} ms; policy {}; seed {}",
-        scenario.duration_s(),
-        scenario.peak_offered_per_s(),
-        scenario.hold.mean_ns() / 1e6,
+        "{} increments over {} s, peak {}/s; mean hold {}; policy {}; seed {}",
+        units::count(arrivals),
+        units::quantity(scenario.duration_s()),
+        units::quantity(scenario.peak_offered_per_s()),
+        units::duration(scenario.hold.mean_ns().round() as u64),
         scenario.policy,
         scenario.seed
     );
+    if let Some(r) = rows.first().filter(|r| r.replications > 1) {
+        text.push_str(&format!(
+            "; {} replications per shard count, waits as mean ±95% half-width",
+            r.replications
+        ));
+    }
     if scenario.slo.is_set() {
         text.push_str(&format!("; target {}", describe_slo(&scenario.slo)));
     }

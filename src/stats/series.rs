@@ -6,7 +6,7 @@ use crate::model::SimTime;
 use super::waits::WaitStats;
 
 /// One window of the time series; window `k` covers `[k·window, (k+1)·window)`. Kept small
-/// (56 bytes), as a run holds one per window.
+/// (64 bytes), as a run holds one per window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRow {
     /// Increments that arrived in the window.
@@ -15,6 +15,8 @@ pub struct WindowRow {
     pub started: u64,
     /// Increments arrived but not yet started at the window's end.
     pub backlog: u64,
+    /// The most increments waiting at any instant of the window.
+    pub backlog_peak: u64,
     /// Likes held in batching servers' memory, not yet flushed, at the window's end
     /// (saturating at 2³² − 1).
     pub at_risk: u32,
@@ -46,6 +48,7 @@ pub struct WindowSeries {
     current_end: SimTime,
     arrivals: u64,
     started: u64,
+    backlog_peak: u64,
     waits: WaitStats,
     rows: Vec<WindowRow>,
 }
@@ -60,6 +63,7 @@ impl WindowSeries {
             current_end: window_ns,
             arrivals: 0,
             started: 0,
+            backlog_peak: 0,
             waits: WaitStats::new(),
             rows: Vec::with_capacity(window_count),
         }
@@ -89,6 +93,12 @@ impl WindowSeries {
         self.arrivals += 1;
     }
 
+    /// Notes the backlog after it grew, for the window's peak.
+    #[inline(always)]
+    pub fn note_backlog(&mut self, backlog: u64) {
+        self.backlog_peak = self.backlog_peak.max(backlog);
+    }
+
     /// Counts a hold that started in the current window.
     #[inline]
     pub fn record_start(&mut self) {
@@ -104,6 +114,7 @@ impl WindowSeries {
             arrivals: self.arrivals,
             started: self.started,
             backlog,
+            backlog_peak: self.backlog_peak.max(backlog),
             at_risk,
             rows,
             hot_key_rows,
@@ -112,6 +123,8 @@ impl WindowSeries {
         });
         self.arrivals = 0;
         self.started = 0;
+        // The next window starts with this backlog still waiting.
+        self.backlog_peak = backlog;
         self.waits.clear();
         self.current_end += self.window_ns;
     }

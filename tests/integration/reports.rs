@@ -65,12 +65,14 @@ fn charts_carry_axis_labels_and_a_series_per_shard_count() {
     let waits = svg("waits");
     for label in [
         "shards (rows per key, log scale)",
-        "wait for the row (ms",
+        "wait for the row, log scale",
         "wait p50",
         "wait p99",
         "wait p99.9",
         "target p99 20 ms",
-        "overloaded at the peak",
+        "overloaded or saturated",
+        "recommended: 8 shards",
+        "16.7 min",
     ] {
         assert!(waits.contains(label), "waits.svg lacks {label:?}");
     }
@@ -78,7 +80,7 @@ fn charts_carry_axis_labels_and_a_series_per_shard_count() {
     for label in [
         "time (s)",
         "backlog (increments waiting",
-        "offered rate (increments/s)",
+        "likes offered (per second)",
     ] {
         assert!(backlog.contains(label), "backlog.svg lacks {label:?}");
     }
@@ -95,7 +97,7 @@ fn charts_carry_axis_labels_and_a_series_per_shard_count() {
     assert!(backlog.matches("<polyline").count() >= 4);
     let throughput = svg("throughput");
     for label in [
-        "ceiling (shards ÷ mean hold)",
+        "rows (shards ÷ mean hold)",
         "peak offered",
         "achieved throughput",
         "increments per second",
