@@ -11,6 +11,7 @@ use crate::stats::WaitSummary;
 
 use super::csv::decimal;
 use super::summary::{compact, describe_slo};
+use super::units;
 
 /// The columns of `plan.csv`, in order.
 pub const PLAN_COLUMNS: [&str; 18] = [
@@ -159,7 +160,7 @@ pub fn render(plan: &Plan) -> String {
         out,
         "plan for {}: peak {}/s, mean hold {} ms ({}), policy {}",
         plan.scenario,
-        compact(plan.peak_per_s),
+        units::quantity(plan.peak_per_s),
         compact(plan.mean_hold_ms),
         plan.hold_dist,
         plan.policy
@@ -173,7 +174,7 @@ pub fn render(plan: &Plan) -> String {
     );
     match plan.answer {
         Some(n) => {
-            let _ = writeln!(out, "answer: {n} shards");
+            let _ = writeln!(out, "answer: {}", units::plural(u64::from(n), "shard"));
         }
         None => {
             let reason = plan
@@ -198,8 +199,8 @@ pub fn render(plan: &Plan) -> String {
     };
     let _ = writeln!(
         out,
-        "{:>7}  {:>9}  {:>10}  {:>30}  {:>30}  {:>5}",
-        "shards", "ceiling/s", "peak util", "p99 wait ms", "p99.9 wait ms", "meets"
+        "{:>7}  {:>9}  {:>10}  {:>26}  {:>26}  {:>5}",
+        "shards", "ceiling/s", "peak util", "p99 wait", "p99.9 wait", "meets"
     );
     for evaluation in &shown {
         let row = &evaluation.row;
@@ -207,17 +208,17 @@ pub fn render(plan: &Plan) -> String {
             |mean: u64, ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
                 (Some(lo), Some(hi)) => format!(
                     "{} [{}, {}]",
-                    compact(mean as f64 / 1e6),
-                    compact(ns(lo) as f64 / 1e6),
-                    compact(ns(hi) as f64 / 1e6)
+                    units::duration(mean),
+                    units::duration(ns(lo)),
+                    units::duration(ns(hi))
                 ),
-                _ => compact(mean as f64 / 1e6),
+                _ => units::duration(mean),
             };
         let _ = writeln!(
             out,
-            "{:>7}  {:>9}  {:>10.2}  {:>30}  {:>30}  {:>5}",
+            "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}",
             row.shards,
-            compact(row.ceiling_per_s),
+            units::quantity(row.ceiling_per_s),
             row.peak_utilization,
             with_interval(row.waits.p99_ns, |s| s.p99_ns),
             with_interval(row.waits.p999_ns, |s| s.p999_ns),
@@ -235,7 +236,7 @@ pub fn render(plan: &Plan) -> String {
     );
     let _ = writeln!(
         out,
-        "  rule of thumb (the seeds' ~{}/s per row, {:.0}% of a row's ceiling): {} shards{}",
+        "  rule of thumb (~{}/s per row, {:.0}% of a row's ceiling): {} shards{}",
         compact(COMFORTABLE_SHARE * 1e3 / plan.mean_hold_ms),
         COMFORTABLE_SHARE * 100.0,
         plan.rule_of_thumb_shards,
@@ -250,13 +251,13 @@ pub fn render(plan: &Plan) -> String {
             let simulated = evaluation.row.waits.p99_ns as f64 / 1e6;
             let _ = writeln!(
                 out,
-                "  {}: {} shards{}; at {} shards p99 {} ms against {} ms simulated ({})",
+                "  {}: {} shards{}; at {} shards p99 {} against {} simulated ({})",
                 theory.model,
                 n,
                 versus(plan.answer, n),
                 evaluation.row.shards,
-                compact(theory.p99_ms),
-                compact(simulated),
+                units::duration((theory.p99_ms * 1e6).round() as u64),
+                units::duration((simulated * 1e6).round() as u64),
                 relative(simulated, theory.p99_ms)
                     .map_or("—".into(), |d| format!("{:+.1}%", d * 100.0))
             );

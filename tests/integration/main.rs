@@ -5,6 +5,7 @@ mod cli;
 mod clients;
 mod common;
 mod determinism;
+mod fuzzing;
 mod model;
 mod planning;
 mod queueing;
