@@ -1,13 +1,22 @@
 //! `--format json`: the summary as one JSON document on standard output, for scripts. Its
-//! rows carry exactly the `summary.csv` columns (numbers as numbers, `inf` as null) plus the
-//! verdict, so a script sees the same figures as the CSV.
+//! rows are the same [`SummaryRecord`] type `summary.csv` is written from (an empty cell is
+//! `null`), plus the verdict, so a script sees exactly the CSV's figures.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::scenario::Scenario;
 
-use super::csv::{SUMMARY_COLUMNS, SUMMARY_TEXT_COLUMNS, summary_records};
+use super::record::SummaryRecord;
 use super::summary::{Recommendation, SummaryRow};
+
+/// A summary row in the JSON output: the CSV's columns and the verdict.
+#[derive(Debug, Serialize)]
+struct JsonRow<'a> {
+    #[serde(flatten)]
+    record: SummaryRecord,
+    verdict: &'a str,
+}
 
 /// Renders the JSON summary of a sweep written to `output`.
 pub fn render(
@@ -16,17 +25,12 @@ pub fn render(
     recommendation: &Recommendation,
     output: &str,
 ) -> String {
-    let records = summary_records(rows, scenario.seed, scenario.warmup as f64 / 1e9);
-    let rows_json: Vec<Value> = records
+    let warmup_s = scenario.warmup as f64 / 1e9;
+    let rows_json: Vec<JsonRow> = rows
         .iter()
-        .zip(rows)
-        .map(|(record, row)| {
-            let mut object = Map::new();
-            for (column, field) in SUMMARY_COLUMNS.iter().zip(record) {
-                object.insert(column.to_string(), cell(column, field));
-            }
-            object.insert("verdict".into(), row.verdict().label().into());
-            Value::Object(object)
+        .map(|row| JsonRow {
+            record: SummaryRecord::of(row, scenario.seed, warmup_s),
+            verdict: row.verdict().label(),
         })
         .collect();
     let document = json!({
@@ -43,24 +47,4 @@ pub fn render(
     let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
     text.push('\n');
     text
-}
-
-fn cell(column: &str, field: &str) -> Value {
-    if SUMMARY_TEXT_COLUMNS.contains(&column) {
-        return Value::String(field.to_owned());
-    }
-    if field.is_empty() {
-        return Value::Null;
-    }
-    field
-        .parse::<f64>()
-        .ok()
-        .and_then(|number| {
-            if number.fract() == 0.0 && number.abs() < 9e15 && !field.contains('.') {
-                Some(Value::from(number as i64))
-            } else {
-                serde_json::Number::from_f64(number).map(Value::Number)
-            }
-        })
-        .unwrap_or(Value::Null)
 }

@@ -4,6 +4,7 @@
 //!
 //! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
 //! - [`extended`]: the figures of timeouts, retries, batching and the pool;
+//! - [`record`]: one row of `summary.csv` as a type, written by both the CSV and the JSON;
 //! - [`csv`]: `summary.csv` and `timeseries.csv`;
 //! - [`chart`]: the PNG and SVG charts;
 //! - [`html`]: the report page, `report.html`;
@@ -25,6 +26,7 @@ pub mod html;
 pub mod json;
 pub mod output;
 pub mod plan;
+pub mod record;
 pub mod summary;
 pub mod table;
 pub mod terminal;
