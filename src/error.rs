@@ -8,6 +8,8 @@ use std::path::Path;
 
 /// The most characters of a user's value that an error message repeats.
 pub const CLIP_CHARS: usize = 60;
+/// The most characters of a field path in an error (an unknown field's name can be anything).
+const FIELD_CHARS: usize = 120;
 /// The most characters of one error message's own text.
 const MESSAGE_CHARS: usize = 400;
 
@@ -85,7 +87,7 @@ impl InputError {
     pub fn scenario(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
         InputError::Scenario {
             file: file.display().to_string(),
-            field: one_line(field.into()),
+            field: clip_to(&one_line(field.into()), FIELD_CHARS).into_owned(),
             message: one_line(message.into()),
         }
     }

@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
         Err(err) => {
             let message = err.to_string();
             assert!(!message.contains('\n'), "one line: {message:?}");
-            assert!(message.len() <= 1000, "readable: {message:?}");
+            assert!(message.chars().count() <= 1000, "readable: {message:?}");
         }
     }
 });
