@@ -54,9 +54,12 @@ impl Staging {
         if temp.exists() {
             let _ = fs::remove_dir_all(&temp);
         }
-        fs::create_dir(&temp)
-            .map_err(|err| IoFailure::new(target, format!("cannot write here: {err}")))?;
+        // Registered before it exists, so a signal at any moment from here removes it.
         register(&temp);
+        fs::create_dir(&temp).map_err(|err| {
+            unregister(&temp);
+            IoFailure::new(target, format!("cannot write here: {err}"))
+        })?;
         Ok(Staging {
             target: target.to_path_buf(),
             temp,
@@ -123,7 +126,13 @@ fn register(temp: &Path) {
         let _ = ctrlc::set_handler(|| {
             let folders = IN_PROGRESS.lock().map(|f| f.clone()).unwrap_or_default();
             for folder in folders {
-                let _ = fs::remove_dir_all(&folder);
+                // A worker may still be writing a file into it: try again if it reappears.
+                for _ in 0..3 {
+                    let _ = fs::remove_dir_all(&folder);
+                    if !folder.exists() {
+                        break;
+                    }
+                }
             }
             eprintln!("error: interrupted; nothing was written");
             std::process::exit(130);

@@ -187,6 +187,17 @@ fn partials(dir: &Path) -> Vec<String> {
 
 #[test]
 fn an_interrupted_run_leaves_no_temporary_folder() {
+    interrupt_with("-INT");
+}
+
+#[test]
+fn a_terminated_run_leaves_no_temporary_folder() {
+    interrupt_with("-TERM");
+}
+
+/// Starts a long run, sends it `signal` once it has begun writing, and checks that it left
+/// nothing behind.
+fn interrupt_with(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     // About ten seconds of work: long enough to interrupt in the middle.
     let text = "shards = [1, 2, 4, 8]\nduration_s = 4000\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 50000\n";
@@ -202,7 +213,7 @@ fn an_interrupted_run_leaves_no_temporary_folder() {
     }
     assert!(!partials(dir.path()).is_empty(), "the run started writing");
     let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
