@@ -385,13 +385,7 @@ fn shard_label(plot: f64) -> String {
 /// `2.5k`, `100k`, `1M`, `1G`.
 fn number(value: f64) -> String {
     let abs = value.abs();
-    let trimmed = |text: String| {
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        } else {
-            text
-        }
-    };
+    let trimmed = units::trim_zeros;
     match abs {
         0.0 => "0".into(),
         a if a >= 1e9 => format!("{}G", trimmed(format!("{:.2}", value / 1e9))),

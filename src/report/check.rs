@@ -8,6 +8,8 @@ use serde_json::json;
 
 use crate::check::{Move, Status};
 
+use super::units::{self, plural};
+
 /// A finished comparison: what `check` compared and against which baseline.
 #[derive(Debug, Clone)]
 pub struct Outcome<'a> {
@@ -93,7 +95,7 @@ pub fn render(outcome: &Outcome, verbose: bool) -> String {
             "{}: matches {} exactly ({} compared)",
             outcome.scenario,
             outcome.baseline,
-            plural(unchanged, "value")
+            plural(unchanged as u64, "value")
         );
         return out;
     }
@@ -101,10 +103,10 @@ pub fn render(outcome: &Outcome, verbose: bool) -> String {
         out,
         "{}: {} compared against {}: {}, {}, {within} within tolerance, {unchanged} unchanged{}",
         outcome.scenario,
-        plural(outcome.moves.len(), "value"),
+        plural(outcome.moves.len() as u64, "value"),
         outcome.baseline,
-        plural(regressions, "regression"),
-        plural(improvements, "improvement"),
+        plural(regressions as u64, "regression"),
+        plural(improvements as u64, "improvement"),
         if outcome.strict && improvements > 0 {
             " (--strict: improvements fail too)"
         } else {
@@ -211,18 +213,8 @@ fn xml(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// `1 regression`, `2 regressions`.
-fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
-}
-
 fn number(value: f64) -> String {
-    let text = format!("{value:.6}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    units::trim_zeros(format!("{value:.6}"))
 }
 
 #[cfg(test)]
@@ -246,15 +238,19 @@ mod tests {
         ]
     }
 
+    fn outcome(moves: &[Move]) -> Outcome<'_> {
+        Outcome {
+            scenario: "s",
+            baseline: "b.csv",
+            moves,
+            strict: false,
+        }
+    }
+
     #[test]
     fn the_table_shows_only_what_moved_beyond_tolerance() {
         let moves = moves();
-        let outcome = Outcome {
-            scenario: "s",
-            baseline: "b.csv",
-            moves: &moves,
-            strict: false,
-        };
+        let outcome = outcome(&moves);
         let table = render(&outcome, false);
         assert!(table.contains("wait_max_ms") && !table.contains("wait_p50_ms"));
         assert!(table.contains("1 regression, 0 improvements, 1 within tolerance, 1 unchanged"));
@@ -264,12 +260,7 @@ mod tests {
     #[test]
     fn junit_has_a_case_per_value_and_fails_the_regression() {
         let moves = moves();
-        let outcome = Outcome {
-            scenario: "s",
-            baseline: "b.csv",
-            moves: &moves,
-            strict: false,
-        };
+        let outcome = outcome(&moves);
         let xml = render_junit(&outcome);
         assert_eq!(xml.matches("<testcase ").count(), 3);
         assert_eq!(xml.matches("<failure ").count(), 1);

@@ -470,22 +470,6 @@ pub fn describe_slo(slo: &Slo) -> String {
     parts.join(", ")
 }
 
-/// A wait for people to read: `0 ms`, `0.328 ms`, `12.5 ms`, `26.7 s`, `11.9 min`.
-pub fn human_wait(ns: u64) -> String {
-    let ms = ns as f64 / 1e6;
-    if ns == 0 {
-        "0 ms".into()
-    } else if ms < 1.0 {
-        format!("{ms:.3} ms")
-    } else if ms < 1000.0 {
-        format!("{ms:.1} ms")
-    } else if ms < 60_000.0 {
-        format!("{:.1} s", ms / 1e3)
-    } else {
-        format!("{:.1} min", ms / 6e4)
-    }
-}
-
 /// A number with precision that suits its size: `0.012`, `4.5`, `1250`; `inf` when unbounded.
 pub fn compact(value: f64) -> String {
     if !value.is_finite() {
@@ -498,11 +482,7 @@ pub fn compact(value: f64) -> String {
     } else {
         format!("{value:.3}")
     };
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    }
+    units::trim_zeros(text)
 }
 
 #[cfg(test)]
@@ -607,13 +587,5 @@ mod tests {
             "{half:?}"
         );
         assert_eq!(mean_and_half_width(&[5.0]), (5.0, None));
-    }
-
-    #[test]
-    fn waits_read_in_human_units() {
-        assert_eq!(human_wait(0), "0 ms");
-        assert_eq!(human_wait(328_191), "0.328 ms");
-        assert_eq!(human_wait(26_675_773_439), "26.7 s");
-        assert_eq!(human_wait(711_890_829_311), "11.9 min");
     }
 }

@@ -56,7 +56,11 @@ fn digits(value: f64, significant: i32) -> String {
     }
     let magnitude = value.abs().log10().floor() as i32;
     let places = (significant - 1 - magnitude).clamp(0, 6) as usize;
-    let text = format!("{value:.places$}");
+    trim_zeros(format!("{value:.places$}"))
+}
+
+/// A decimal without trailing zeros after its point: `2.50` → `2.5`, `3.000` → `3`.
+pub fn trim_zeros(text: String) -> String {
     if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
