@@ -123,7 +123,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES) + key_tables + HISTOGRAM_BYTES;
     let trace_keys = match &scenario.arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
-        ArrivalPlan::Poisson { .. } => 0,
+        ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
     };
     // Every replication's summary is kept until the end; the live engines hold their windows,
     // rows and the histograms of the windows they close.

@@ -42,7 +42,7 @@ pub enum Direction {
 
 /// The compared columns of `summary.csv` and their directions. The behaviour columns (from
 /// `amplification` on) are empty for scenarios without the behaviour, and compared when set.
-pub const COMPARED: [(&str, Direction); 27] = [
+pub const COMPARED: [(&str, Direction); 29] = [
     ("arrivals", Direction::Fixed),
     ("completed", Direction::HigherIsBetter),
     ("duration_s", Direction::Fixed),
@@ -70,6 +70,8 @@ pub const COMPARED: [(&str, Direction); 27] = [
     ("count_delay_p99_ms", Direction::LowerIsBetter),
     ("like_connection_wait_p99_ms", Direction::LowerIsBetter),
     ("neighbour_wait_p99_ms", Direction::LowerIsBetter),
+    ("response_mean_ms", Direction::LowerIsBetter),
+    ("response_p99_ms", Direction::LowerIsBetter),
 ];
 
 /// The tolerances given on the command line (each overrides the scenario's `[check]`).

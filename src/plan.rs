@@ -179,6 +179,13 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
 /// Refuses a plan that would simulate more than one run may take ([`MAX_REQUESTS`]): the
 /// peak rate × (warm-up + duration) × replications × the shard counts a search tries.
 pub fn admit(base: &Scenario, settings: PlanSettings) -> Result<(), InputError> {
+    if matches!(base.arrivals, ArrivalPlan::Closed(_)) {
+        return Err(InputError::scenario(
+            &base.path,
+            "arrivals.clients",
+            "plan searches shard counts for an open stream of arrivals at the peak; a closed loop's load follows its rows, so compare shard counts with shardsim run",
+        ));
+    }
     let searched = 2.0 * f64::from(settings.max_shards).log2().ceil() + 3.0;
     let requests = base.peak_total_per_s()
         * (settings.duration_s + settings.warmup_s)

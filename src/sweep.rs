@@ -11,8 +11,8 @@ use rayon::prelude::*;
 
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
-use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, ShardRun};
-use crate::scenario::{Scenario, Variant};
+use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, ShardRun, closed};
+use crate::scenario::{ArrivalPlan, Scenario, Variant};
 
 /// Arrivals generated per chunk.
 const CHUNK: usize = 1 << 14;
@@ -77,6 +77,22 @@ pub fn run<O: Observer + Send>(
             Engine::new(engine_config(scenario, variant, replication), observer)
         })
         .collect();
+    if let ArrivalPlan::Closed(closed) = &scenario.arrivals {
+        // Each shard count's clients follow its own rows: no shared stream, but every
+        // client's draws are the same in every shard count.
+        let seed = scenario.replication_seed(replication);
+        return Ok(engines
+            .into_par_iter()
+            .enumerate()
+            .map(|(index, mut engine)| {
+                let mut report = |served: u64| progress.advanced(index, served);
+                let closed_run = closed::drive(&mut engine, closed, scenario, seed, &mut report);
+                let (mut run, observer) = engine.finish();
+                run.closed = Some(closed_run);
+                (run, observer)
+            })
+            .collect());
+    }
     let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
     let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);
     let mut next: Vec<Arrival> = Vec::with_capacity(CHUNK);

@@ -45,6 +45,9 @@ enum Likes<'a> {
     Synthetic(synthetic::SyntheticSource),
     /// A replayed trace.
     Trace(trace::TraceReplay<'a>),
+    /// None from outside: a closed loop's updates come from its clients, inside each engine
+    /// (see [`crate::model::closed`]).
+    Closed,
 }
 
 impl Likes<'_> {
@@ -56,6 +59,7 @@ impl Likes<'_> {
                 Ok(())
             }
             Likes::Trace(replay) => replay.fill(chunk, max),
+            Likes::Closed => Ok(()),
         }
     }
 }
@@ -84,6 +88,7 @@ impl<'a> ArrivalSource<'a> {
                 ArrivalPlan::Trace(info) => {
                     Likes::Trace(trace::TraceReplay::open(info, scenario, seed, needs)?)
                 }
+                ArrivalPlan::Closed(_) => Likes::Closed,
             };
         let neighbours = scenario
             .features

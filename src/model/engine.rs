@@ -141,6 +141,8 @@ pub struct ShardRun {
     /// every later arrival counts as waiting, and the waits describe only the updates that took
     /// their rows before (a lower bound of what users would wait).
     pub saturated_at: Option<SimTime>,
+    /// What a closed loop's clients saw (set by [`super::closed::drive`]).
+    pub closed: Option<super::closed::ClosedRun>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -256,35 +258,55 @@ impl<O: Observer> Engine<O> {
             rows_total: self.rows.rows_total(),
             max_key_rows: self.rows.max_key_rows(),
             saturated_at: self.saturated_at,
+            closed: None,
         };
         (run, self.observer)
     }
 
     #[inline]
     fn increment(&mut self, arrival: &Arrival) {
+        self.take(arrival);
+    }
+
+    /// Serves one update of a closed loop and returns when it commits (its start plus its
+    /// hold), or `None` once the shard count is saturated (it never commits).
+    pub fn serve(&mut self, arrival: &Arrival) -> Option<SimTime> {
+        assert!(
+            self.ext.is_none() && self.adaptive.is_none(),
+            "closed loops run the exact core (validation refuses the rest)"
+        );
+        self.take(arrival)
+            .map(|start| start.saturating_add(arrival.hold))
+    }
+
+    /// Handles an arrival; returns its start when the exact core decided it at arrival.
+    #[inline(always)]
+    fn take(&mut self, arrival: &Arrival) -> Option<SimTime> {
         assert!(
             arrival.at >= self.now && arrival.at < self.config.horizon,
             "arrivals come in time order and before the horizon"
         );
         if self.saturated_at.is_some() {
             self.unserved_arrival(arrival);
-            return;
+            return None;
         }
         self.advance_to(arrival.at);
         self.now = arrival.at;
-        if self.ext.is_some() {
+        let start = if self.ext.is_some() {
             self.extended_arrival(arrival);
+            None
         } else {
-            self.exact_arrival(arrival);
-        }
+            Some(self.exact_arrival(arrival))
+        };
         if (self.starts.len() + self.calendar.len()) as u64 > self.config.queue_limit {
             self.saturate();
         }
+        start
     }
 
-    /// The exact core's increment: the row and start decided at arrival.
+    /// The exact core's increment: the row and start decided at arrival; returns the start.
     #[inline(always)]
-    fn exact_arrival(&mut self, arrival: &Arrival) {
+    fn exact_arrival(&mut self, arrival: &Arrival) -> SimTime {
         self.apply_growth(arrival.key);
         let grant = self.rows.acquire(
             arrival.key,
@@ -297,6 +319,7 @@ impl<O: Observer> Engine<O> {
         self.record_update(arrival.at, grant.start, arrival.hold, measured);
         self.record_for_key(arrival.key, grant.start - arrival.at, measured);
         self.observer.on_increment(arrival, &grant, &self.rows);
+        grant.start
     }
 
     /// Stops serving: the queue passed its limit, so the shard count is saturated from now on.

@@ -7,12 +7,14 @@
 //! - [`adaptive`]: row counts that grow when a key gets hot;
 //! - [`random`]: the seeded random streams;
 //! - [`clients`]: timeouts, retries, write batching and the connection pool;
+//! - [`closed`]: closed-loop clients, each sending its next update when its last commits;
 //! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
 //! - [`engine`]: the discrete-event simulation of one shard count.
 
 pub mod adaptive;
 pub mod calendar;
 pub mod clients;
+pub mod closed;
 pub mod counter;
 pub mod engine;
 mod extended;

@@ -34,6 +34,8 @@ pub enum Stream {
     EngineSlots = 9,
     /// Neighbour endpoints' request times.
     Neighbours = 10,
+    /// Closed-loop clients' think times (one stream per client).
+    Think = 11,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

@@ -892,7 +892,8 @@ fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
             }
             points
         }
-        crate::scenario::ArrivalPlan::Trace(_) => {
+        // What the clients sent, as the run with the most rows saw it.
+        crate::scenario::ArrivalPlan::Trace(_) | crate::scenario::ArrivalPlan::Closed(_) => {
             let window_s = scenario.window as f64 / 1e9;
             runs.iter()
                 .filter(|run| !run.adaptive)

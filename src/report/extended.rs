@@ -262,6 +262,37 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 .collect(),
         });
     }
+    if rows.iter().any(|row| row.closed.is_some()) {
+        tables.push(Table {
+            title: "closed-loop clients: response time (send → commit)".into(),
+            header: [
+                "shards",
+                "clients",
+                "throughput/s",
+                "mean",
+                "p50",
+                "p99",
+                "p99.9",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: rows
+                .iter()
+                .filter_map(|row| {
+                    let c = row.closed.as_ref()?;
+                    Some(vec![
+                        row.label(),
+                        count(u64::from(c.clients)),
+                        compact(row.throughput_per_s),
+                        ms(c.responses.mean_ns),
+                        ms(c.responses.p50_ns),
+                        ms(c.responses.p99_ns),
+                        ms(c.responses.p999_ns),
+                    ])
+                })
+                .collect(),
+        });
+    }
     let each = |get: &dyn Fn(&ExtendedSummary) -> Option<Vec<String>>| -> Option<Vec<Vec<String>>> {
         rows.iter()
             .map(|row| {

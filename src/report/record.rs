@@ -160,6 +160,16 @@ pub struct SummaryRecord {
     pub read_lock_wait_p99_ms: Option<f64>,
     /// When the shard count was stopped as saturated, s (empty when it never was).
     pub saturated_at_s: Option<f64>,
+    /// Closed loop: mean response time, send → commit as the client sees it, ms.
+    pub response_mean_ms: Option<f64>,
+    /// Closed loop: median response time, ms.
+    pub response_p50_ms: Option<f64>,
+    /// Closed loop: 99th-percentile response time, ms.
+    pub response_p99_ms: Option<f64>,
+    /// Closed loop: 99.9th-percentile response time, ms.
+    pub response_p999_ms: Option<f64>,
+    /// Closed loop: the clients.
+    pub clients: Option<u32>,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -189,6 +199,7 @@ impl SummaryRecord {
         let batching = extended.and_then(|e| e.batching.as_ref());
         let pool = extended.and_then(|e| e.pool.as_ref());
         let reads = extended.and_then(|e| e.reads.as_ref());
+        let closed = row.closed.as_ref();
         let c = |get: fn(&ClientSummary) -> f64| client.and_then(|c| rounded(get(&c), 3));
         let b = |get: fn(&BatchSummary) -> f64| batching.and_then(|b| rounded(get(b), 3));
         // Likes and pending likes come from the clients or, with batching, the app servers.
@@ -270,6 +281,11 @@ impl SummaryRecord {
             staleness_likes_p99: reads.map(|r| r.staleness_likes.p99_ns as f64),
             read_lock_wait_p99_ms: reads.and_then(|r| ms(r.lock_wait.p99_ns)),
             saturated_at_s: row.saturated_at_s.and_then(|at| rounded(at, 3)),
+            response_mean_ms: closed.and_then(|c| ms(c.responses.mean_ns)),
+            response_p50_ms: closed.and_then(|c| ms(c.responses.p50_ns)),
+            response_p99_ms: closed.and_then(|c| ms(c.responses.p99_ns)),
+            response_p999_ms: closed.and_then(|c| ms(c.responses.p999_ns)),
+            clients: closed.map(|c| c.clients),
         }
     }
 }

@@ -159,6 +159,17 @@ pub struct SummaryRow {
     /// When the earliest replication's queue passed the run's limit and the shard count was
     /// stopped, in seconds; its waits then describe only the updates served before.
     pub saturated_at_s: Option<f64>,
+    /// What a closed loop's clients saw (`[arrivals] clients`).
+    pub closed: Option<ClosedSummary>,
+}
+
+/// A closed loop's figures for one shard count (means over replications).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClosedSummary {
+    /// Clients in the loop.
+    pub clients: u32,
+    /// Response times, send → commit, as clients see them, in nanoseconds.
+    pub responses: WaitSummary,
 }
 
 /// The summary of one shard count from its replications (at least one): each figure is the
@@ -198,7 +209,11 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         .as_ref()
         .and_then(|e| e.client)
         .map_or(1.0, |c| c.amplification.max(1.0));
-    let peak_offered_per_s = scenario.peak_offered_per_s() * amplification;
+    // A closed loop offers what its rows let it: its peak is what it achieved.
+    let peak_offered_per_s = match scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(_) => offered_per_s,
+        _ => scenario.peak_offered_per_s() * amplification,
+    };
     SummaryRow {
         scenario: scenario.name.clone(),
         policy: scenario.policy.to_string(),
@@ -230,7 +245,22 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .filter_map(|run| run.saturated_at)
             .min()
             .map(|at| (at.saturating_sub(scenario.warmup)) as f64 / 1e9),
+        closed: closed_summary(runs),
     }
+}
+
+/// The clients' figures over replications, for a closed loop.
+fn closed_summary(runs: &[ShardRun]) -> Option<ClosedSummary> {
+    let first = runs[0].closed.as_ref()?;
+    let summaries: Vec<WaitSummary> = runs
+        .iter()
+        .filter_map(|run| run.closed.as_ref())
+        .map(|closed| closed.responses.summary())
+        .collect();
+    Some(ClosedSummary {
+        clients: first.clients,
+        responses: wait_estimates(&summaries).0,
+    })
 }
 
 /// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
@@ -304,13 +334,19 @@ impl SummaryRow {
         let mean_hold_ns = self.mean_hold_ms * 1e6;
         let undrained =
             self.backlog_final as f64 >= self.ceiling_per_s * UNDRAINED_S && self.backlog_final > 0;
+        // A closed loop's queue cannot grow past its clients, and its load follows the rows:
+        // it is judged by the utilization it achieved, never overloaded by its demand.
+        let (peak, can_overload) = match self.closed {
+            Some(_) => (self.utilization, false),
+            None => (self.peak_utilization, true),
+        };
         if self.saturated_at_s.is_some() {
             Verdict::Saturated
-        } else if self.peak_utilization >= 1.0 || undrained {
+        } else if can_overload && (peak >= 1.0 || undrained) {
             Verdict::Overloaded
         } else if self.waits.p999_ns as f64 >= TAIL_HOLDS * mean_hold_ns && self.waits.p999_ns > 0 {
             Verdict::Backlogged
-        } else if self.peak_utilization > NEAR_CEILING {
+        } else if peak > NEAR_CEILING {
             Verdict::NearCeiling
         } else {
             Verdict::Stable
@@ -358,9 +394,12 @@ pub fn reading(
     let wait = units::duration;
     let mean_hold_ms = scenario.hold.mean_ns() / 1e6;
     let row_ceiling = 1e3 / mean_hold_ms;
-    let peak = rows
-        .first()
-        .map_or(scenario.peak_offered_per_s(), |row| row.peak_offered_per_s);
+    let peak = match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(_) => scenario.peak_offered_per_s(),
+        _ => rows
+            .first()
+            .map_or(scenario.peak_offered_per_s(), |row| row.peak_offered_per_s),
+    };
     let likes_peak = scenario.peak_offered_per_s();
     let retries = if (peak - likes_peak).abs() > 0.5 {
         format!(
@@ -370,14 +409,28 @@ pub fn reading(
     } else {
         String::new()
     };
-    let mut text = format!(
-        "At its peak of {} increments/s{retries}, one row (ceiling {}/s at a mean hold of {} ms) \
+    let mut text = match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(closed) => format!(
+            "Its {} would send up to {} increments/s if nothing ever waited; one row (ceiling {}/s at a mean \
+             hold of {} ms) takes {}× less.",
+            units::plural(u64::from(closed.clients), "client"),
+            units::quantity(peak),
+            units::quantity(row_ceiling),
+            compact(mean_hold_ms),
+            units::ratio(peak / row_ceiling)
+        ),
+        _ => String::new(),
+    };
+    if text.is_empty() {
+        text = format!(
+            "At its peak of {} increments/s{retries}, one row (ceiling {}/s at a mean hold of {} ms) \
          would be offered {}× what it can take.",
-        units::quantity(peak),
-        units::quantity(row_ceiling),
-        compact(mean_hold_ms),
-        units::ratio(peak / row_ceiling)
-    );
+            units::quantity(peak),
+            units::quantity(row_ceiling),
+            compact(mean_hold_ms),
+            units::ratio(peak / row_ceiling)
+        );
+    }
     let by_shards = |shards: u32| {
         rows.iter()
             .find(|row| row.shards == shards && !row.adaptive)
@@ -521,6 +574,7 @@ mod tests {
             keys_touched: 1,
             extended: None,
             saturated_at_s: None,
+            closed: None,
         }
     }
 

@@ -12,7 +12,7 @@ use super::extended::extended_tables;
 
 use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
 use super::table::{HEADER, summary_lines};
-use super::units::{count, quantity};
+use super::units::{self, count, quantity};
 
 /// The widest a reading's lines get, even on a wide terminal.
 const MAX_LINE: usize = 100;
@@ -33,17 +33,28 @@ pub fn render(
     };
     let mut out = String::new();
     let arrivals = rows.first().map_or(0, |row| row.arrivals);
+    let load = match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(closed) => format!(
+            "{} in a closed loop, think {}, up to {}/s",
+            units::plural(u64::from(closed.clients), "client"),
+            units::duration(closed.think.mean_ns().round() as u64),
+            quantity(scenario.peak_offered_per_s())
+        ),
+        _ => format!(
+            "{}peak {}/s",
+            if scenario.key_count() > 1 {
+                "busiest key's "
+            } else {
+                ""
+            },
+            quantity(scenario.peak_offered_per_s())
+        ),
+    };
     let mut line = format!(
-        "{}: {} increments over {} s ({}peak {}/s), mean hold {} ms, policy {}, seed {}",
+        "{}: {} increments over {} s ({load}), mean hold {} ms, policy {}, seed {}",
         scenario.name,
         count(arrivals),
         compact(scenario.duration_s()),
-        if scenario.key_count() > 1 {
-            "busiest key's "
-        } else {
-            ""
-        },
-        quantity(scenario.peak_offered_per_s()),
         compact(scenario.hold.mean_ns() / 1e6),
         scenario.policy,
         scenario.seed

@@ -299,7 +299,7 @@ pub(super) fn resolve_reads(
     let ArrivalPlan::Poisson { segments } = arrivals else {
         return Err((
             "reads".into(),
-            "need synthetic arrivals (rate_per_s or profile): a trace has no read stream".into(),
+            "need open synthetic arrivals (rate_per_s or profile): a trace or a closed loop has no read stream".into(),
         ));
     };
     let segments = match (table.rate_per_s, table.per_write) {

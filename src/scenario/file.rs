@@ -85,6 +85,24 @@ pub struct ArrivalsTable {
     pub profile: Option<Vec<ProfileSegment>>,
     /// A CSV trace to replay exactly, relative to the scenario file.
     pub trace: Option<String>,
+    /// A closed loop of this many clients, each sending its next update when its previous
+    /// one commits plus a think time (what load tools and most apps do).
+    pub clients: Option<u32>,
+    /// Closed loop: the think time between a commit and the client's next update, ms (the
+    /// mean, for an exponential think time; default 0).
+    pub think_ms: Option<f64>,
+    /// Closed loop: `constant` (default) or `exponential` think times.
+    pub think_dist: Option<ThinkDist>,
+}
+
+/// How think times are distributed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkDist {
+    /// Every think time is `think_ms`.
+    Constant,
+    /// Exponential think times with mean `think_ms`.
+    Exponential,
 }
 
 /// One segment of a rate profile.

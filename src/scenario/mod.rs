@@ -89,6 +89,27 @@ pub enum ArrivalPlan {
     },
     /// A trace replayed exactly.
     Trace(TraceInfo),
+    /// A closed loop of clients: each sends its next update a think time after its previous
+    /// one commits.
+    Closed(ClosedLoop),
+}
+
+/// A closed loop of clients (`[arrivals] clients`).
+#[derive(Debug, Clone)]
+pub struct ClosedLoop {
+    /// Clients, each with one update in flight at most.
+    pub clients: u32,
+    /// Think time between a commit and the client's next update.
+    pub think: HoldDist,
+}
+
+impl ClosedLoop {
+    /// The most updates a second the clients could send if nothing ever waited:
+    /// clients ÷ (mean think + mean hold).
+    pub fn max_rate_per_s(&self, hold: &HoldDist) -> f64 {
+        let cycle_s = (self.think.mean_ns() + hold.mean_ns()) / 1e9;
+        f64::from(self.clients) / cycle_s
+    }
 }
 
 /// One constant-rate stretch of a Poisson profile.
@@ -216,6 +237,7 @@ impl Scenario {
             ArrivalPlan::Trace(info) => {
                 info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
             }
+            ArrivalPlan::Closed(closed) => closed.max_rate_per_s(&self.hold),
         }
     }
 
@@ -229,7 +251,7 @@ impl Scenario {
                 let total: f64 = (1..=self.keys.count).map(|k| f64::from(k).powf(-s)).sum();
                 1.0 / total
             }
-            ArrivalPlan::Poisson { .. } => 1.0,
+            ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 1.0,
         }
     }
 
@@ -237,7 +259,7 @@ impl Scenario {
     pub fn hot_key(&self) -> u32 {
         match &self.arrivals {
             ArrivalPlan::Trace(info) => info.hot_key,
-            ArrivalPlan::Poisson { .. } => 0,
+            ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
         }
     }
 
@@ -270,6 +292,10 @@ impl Scenario {
                 total.round() as u64
             }
             ArrivalPlan::Trace(info) => info.arrivals,
+            // At most: every client cycling without ever waiting.
+            ArrivalPlan::Closed(closed) => {
+                (closed.max_rate_per_s(&self.hold) * self.duration_s()).round() as u64
+            }
         }
     }
 
@@ -278,6 +304,7 @@ impl Scenario {
         match &self.arrivals {
             ArrivalPlan::Poisson { .. } => self.keys.count as usize,
             ArrivalPlan::Trace(info) => info.keys.len(),
+            ArrivalPlan::Closed(_) => 1,
         }
     }
 
@@ -285,7 +312,7 @@ impl Scenario {
     pub fn key_name(&self, key: u32) -> Cow<'_, str> {
         match &self.arrivals {
             ArrivalPlan::Trace(info) => Cow::Borrowed(info.keys.name(key)),
-            ArrivalPlan::Poisson { .. } => Cow::Owned(key.to_string()),
+            ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => Cow::Owned(key.to_string()),
         }
     }
 }

@@ -205,6 +205,7 @@ pub(super) fn resolve(
         queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
+    check_closed_loop(&scenario).map_err(|(field, m)| err(&field, m))?;
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
     Ok(scenario)
 }
@@ -475,16 +476,33 @@ fn resolve_arrivals(
         table.rate_per_s.is_some(),
         table.profile.is_some(),
         table.trace.is_some(),
+        table.clients.is_some(),
     ];
     if given.iter().filter(|&&g| g).count() != 1 {
         return Err(err(
             "arrivals",
-            "set exactly one of rate_per_s, profile or trace".into(),
+            "set exactly one of rate_per_s, profile, trace or clients".into(),
         ));
     }
     let duration = duration_s
         .map(|d| number(d, Min::Above(0.0), MAX_DURATION_S).map_err(|m| err("duration_s", m)))
         .transpose()?;
+    if table.clients.is_none() && (table.think_ms.is_some() || table.think_dist.is_some()) {
+        return Err(err(
+            "arrivals.think_ms",
+            "think_ms and think_dist belong to a closed loop: set arrivals.clients too".into(),
+        ));
+    }
+    if let Some(clients) = table.clients {
+        let closed = resolve_closed_loop(clients, table).map_err(|(f, m)| err(&f, m))?;
+        let duration = duration.ok_or_else(|| {
+            err(
+                "duration_s",
+                "missing: arrivals.clients needs duration_s (seconds to simulate)".into(),
+            )
+        })?;
+        return Ok((ArrivalPlan::Closed(closed), s_f64_to_ns(duration)));
+    }
     if let Some(rate) = table.rate_per_s {
         let rate = number(rate, Min::AtLeast(0.0), MAX_RATE_PER_S)
             .map_err(|m| err("arrivals.rate_per_s", m))?;
@@ -521,6 +539,70 @@ fn resolve_arrivals(
     let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon)?;
     let horizon = explicit_horizon.unwrap_or((info.last_at / window + 1) * window);
     Ok((ArrivalPlan::Trace(info), horizon))
+}
+
+/// The most clients a closed loop may have.
+pub const MAX_CLIENTS: u32 = 100_000;
+
+fn resolve_closed_loop(
+    clients: u32,
+    table: &ArrivalsTable,
+) -> Result<super::ClosedLoop, FieldError> {
+    if clients == 0 || clients > MAX_CLIENTS {
+        return Err((
+            "arrivals.clients".into(),
+            format!("must be from 1 to {MAX_CLIENTS}, got {clients}"),
+        ));
+    }
+    let think_ms = number(
+        table.think_ms.unwrap_or(0.0),
+        Min::AtLeast(0.0),
+        MAX_HOLD_MS,
+    )
+    .map_err(|m| ("arrivals.think_ms".to_owned(), m))?;
+    let think = match table.think_dist.unwrap_or(super::file::ThinkDist::Constant) {
+        super::file::ThinkDist::Constant => HoldDist::Constant {
+            hold_ns: ms_f64_to_ns(think_ms),
+        },
+        super::file::ThinkDist::Exponential if think_ms > 0.0 => {
+            HoldDist::Exponential { mean_ms: think_ms }
+        }
+        super::file::ThinkDist::Exponential => {
+            return Err((
+                "arrivals.think_ms".into(),
+                "an exponential think time needs a mean > 0".into(),
+            ));
+        }
+    };
+    Ok(super::ClosedLoop { clients, think })
+}
+
+/// What a closed loop does not combine with yet, and a zero cycle that would never advance.
+fn check_closed_loop(scenario: &Scenario) -> Result<(), FieldError> {
+    let ArrivalPlan::Closed(closed) = &scenario.arrivals else {
+        return Ok(());
+    };
+    if closed.think.mean_ns() + scenario.hold.mean_ns() <= 0.0 {
+        return Err((
+            "arrivals.think_ms".into(),
+            "with a zero hold a closed loop needs a think time > 0, or its clients never let time pass".into(),
+        ));
+    }
+    let refused = [
+        ("client", scenario.features.client.is_some()),
+        ("batching", scenario.features.batching.is_some()),
+        ("pool", scenario.features.pool.is_some()),
+        ("reads", scenario.features.reads.is_some()),
+        ("adaptive", scenario.adaptive.is_some()),
+        ("keys", scenario.keys.count > 1),
+    ];
+    if let Some((section, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err((
+            (*section).into(),
+            "is not simulated with a closed loop of clients (arrivals.clients) yet: use rate_per_s, profile or trace".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_profile(
@@ -684,5 +766,6 @@ fn key_count_for_limit(arrivals: &ArrivalPlan, keys: &KeyPlan) -> u64 {
     match arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64,
         ArrivalPlan::Poisson { .. } => u64::from(keys.count),
+        ArrivalPlan::Closed(_) => 1,
     }
 }

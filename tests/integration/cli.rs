@@ -381,5 +381,8 @@ fn fails_when_reads_come_with_a_trace() {
         &[("test.toml", &scenario), ("trace.csv", "t_ms,key\n0,p\n")],
         &[],
     );
-    assert_mentions(&message, &["test.toml: reads: need synthetic arrivals"]);
+    assert_mentions(
+        &message,
+        &["test.toml: reads: need open synthetic arrivals"],
+    );
 }

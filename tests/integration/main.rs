@@ -3,6 +3,7 @@
 
 mod cli;
 mod clients;
+mod closed;
 mod common;
 mod determinism;
 mod fuzzing;
