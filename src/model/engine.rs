@@ -360,16 +360,15 @@ impl<O: Observer> Engine<O> {
     /// measured period, its per-key statistics (many keys). The key's block is looked up once.
     #[inline(always)]
     pub(super) fn record_for_key(&mut self, key: u32, wait: SimTime, measured: bool) {
-        let keys = self.keys.as_mut().filter(|_| measured);
-        if keys.is_none() && self.adaptive.is_none() {
+        if self.keys.is_none() && self.adaptive.is_none() {
             return;
         }
         let block = self
             .rows
             .block_of(key)
             .expect("the key has rows once incremented");
-        if let Some(keys) = keys {
-            keys.record(block, key, wait);
+        if let Some(keys) = self.keys.as_mut() {
+            keys.record(block, key, wait, measured);
         }
         if let Some(adaptive) = self.adaptive.as_mut() {
             adaptive.record(block, key, self.now, wait);

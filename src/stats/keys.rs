@@ -56,9 +56,10 @@ impl KeyTracker {
     }
 
     /// Records a wait of `key`, whose rows are block `block` (blocks are numbered densely in
-    /// first-touch order, so a new key's block is the next number).
+    /// first-touch order, so a new key's block is the next number); a wait of the warm-up
+    /// (`measured` false) only registers the key, so blocks stay dense.
     #[inline]
-    pub fn record(&mut self, block: usize, key: u32, wait_ns: SimTime) {
+    pub fn record(&mut self, block: usize, key: u32, wait_ns: SimTime, measured: bool) {
         if block == self.stats.len() {
             self.stats.push(KeyStat {
                 key,
@@ -67,6 +68,9 @@ impl KeyTracker {
                 sum_wait_ms: 0.0,
                 waits: None,
             });
+        }
+        if !measured {
+            return;
         }
         let stat = &mut self.stats[block];
         stat.arrivals = stat.arrivals.saturating_add(1);
@@ -115,10 +119,10 @@ mod tests {
     fn ranks_keys_by_arrivals_and_tracks_the_hot_ones() {
         let mut tracker = KeyTracker::new();
         for i in 0..200u64 {
-            tracker.record(0, 7, i * 1_000);
+            tracker.record(0, 7, i * 1_000, true);
         }
-        tracker.record(1, 3, 5);
-        tracker.record(1, 3, 15);
+        tracker.record(1, 3, 5, true);
+        tracker.record(1, 3, 15, true);
         let hot = tracker.hottest(5);
         assert_eq!(hot.len(), 2);
         assert_eq!(

@@ -15,9 +15,26 @@ fn stdout(output: &std::process::Output) -> String {
 }
 
 #[test]
-fn plans_an_adaptive_scenario_without_panicking() {
+fn plans_adaptive_and_many_key_scenarios_without_panicking() {
+    for name in ["adaptive", "many-posts"] {
+        plans_without_panicking(name);
+    }
+}
+
+#[test]
+fn many_keys_with_a_warm_up_are_counted_from_its_end() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = repo("scenarios/adaptive.toml");
+    // Keys first touched in the warm-up used to leave a gap in the per-key table (a panic).
+    let text = "shards = [2]\nduration_s = 20\nwarmup_s = 10\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 500\n[keys]\ncount = 5000\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(dir.path().join("out/keys.csv").exists());
+}
+
+fn plans_without_panicking(name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo(&format!("scenarios/{name}.toml"));
     let output = shardsim(
         dir.path(),
         &[
