@@ -278,7 +278,11 @@ impl Axis {
         if max / min_positive < LOG_SPAN {
             return linear(max * 1.1);
         }
-        let floor = 10f64.powf(min_positive.log10().floor());
+        let mut floor = 10f64.powf(min_positive.log10().floor());
+        // Zeros sit on the floor: keep the smallest positive value visibly above them.
+        if has_zero && min_positive / floor < 2.0 {
+            floor /= 10.0;
+        }
         let top = 10f64.powf(max.log10().ceil()).max(floor * 10.0);
         Axis {
             log: true,
@@ -337,7 +341,13 @@ impl Axis {
                 return String::new();
             }
             if self.clamped && plot.round() <= self.floor.log10().round() {
-                return format!("≤{}", text(value));
+                // Only zeros sit below a count axis' floor; a wait axis also puts waits
+                // under 1 µs there.
+                return if self.time {
+                    format!("≤{}", text(value))
+                } else {
+                    "0".into()
+                };
             }
             text(value)
         } else {
@@ -1343,7 +1353,13 @@ mod tests {
         assert_eq!((log.floor, log.top), (0.1, 10_000.0));
         assert_eq!(log.to_plot(0.0), -1.0);
         assert_eq!(log.label(3.0), "1k");
-        assert_eq!(log.label(-1.0), "≤0.1");
+        assert_eq!(
+            log.label(-1.0),
+            "0",
+            "only zeros lie below a count axis' floor"
+        );
+        let ones = Axis::fit([0.0, 1.0, 100.0].into_iter());
+        assert_eq!(ones.floor, 0.1, "a 1 stays above the zeros");
         assert_eq!(log.label(0.5), "");
     }
 
