@@ -143,7 +143,13 @@ pub fn run_replications<O: Observer + Send>(
             .collect::<Result<_, _>>()?;
         for replication in done {
             for (index, (mut run, _)) in replication.into_iter().enumerate() {
+                // Only the first replication's series and histograms are shown or pooled
+                // beyond their figures: the others keep their summaries.
                 run.windows = Vec::new();
+                run.waits.freeze();
+                if let Some(closed) = run.closed.as_mut() {
+                    closed.responses.freeze();
+                }
                 runs[index].push(run);
             }
         }

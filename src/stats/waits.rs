@@ -19,6 +19,8 @@ pub struct WaitStats {
     count: u64,
     sum_ns: u128,
     max_ns: SimTime,
+    /// Set by [`WaitStats::freeze`]: the figures, kept after the histogram was released.
+    frozen: Option<WaitSummary>,
 }
 
 /// The figures reported for a set of waits, in nanoseconds.
@@ -51,7 +53,20 @@ impl WaitStats {
             count: 0,
             sum_ns: 0,
             max_ns: 0,
+            frozen: None,
         }
+    }
+
+    /// Keeps only the reported figures and releases the histogram (344 KiB): for finished
+    /// statistics that will only be summarised, such as a replication's beyond the first.
+    /// Frozen statistics record and merge no more.
+    pub fn freeze(&mut self) {
+        if self.frozen.is_some() {
+            return;
+        }
+        self.frozen = Some(self.summary());
+        self.histogram =
+            Histogram::new_with_bounds(1, 2, 1).expect("the smallest histogram is valid");
     }
 
     /// Records one wait.
@@ -77,6 +92,10 @@ impl WaitStats {
     /// The wait at quantile `q` in `[0, 1]`: the histogram bucket's highest value, never above
     /// the exact maximum (0 when empty).
     pub fn quantile_ns(&self, q: f64) -> SimTime {
+        assert!(
+            self.frozen.is_none(),
+            "frozen statistics keep only their summary"
+        );
         if self.count == 0 {
             return 0;
         }
@@ -95,6 +114,9 @@ impl WaitStats {
 
     /// The reported figures.
     pub fn summary(&self) -> WaitSummary {
+        if let Some(frozen) = self.frozen {
+            return frozen;
+        }
         let mean_ns = if self.count == 0 {
             0
         } else {
@@ -121,6 +143,10 @@ impl Default for WaitStats {
 
 impl AddAssign<&WaitStats> for WaitStats {
     fn add_assign(&mut self, other: &WaitStats) {
+        assert!(
+            self.frozen.is_none() && other.frozen.is_none(),
+            "frozen statistics are not merged"
+        );
         self.histogram
             .add(&other.histogram)
             .expect("histograms share their bounds");
@@ -154,6 +180,15 @@ mod tests {
         (1..=100_000u64).for_each(|i| stats.record(i * 1_000));
         let p99 = stats.quantile_ns(0.99) as f64;
         assert!((p99 / 99_000_000.0 - 1.0).abs() < 1e-3, "{p99}");
+    }
+
+    #[test]
+    fn frozen_statistics_keep_their_summary() {
+        let mut stats = WaitStats::new();
+        (1..=1000u64).for_each(|i| stats.record(i * 1_000));
+        let summary = stats.summary();
+        stats.freeze();
+        assert_eq!(stats.summary(), summary);
     }
 
     #[test]
