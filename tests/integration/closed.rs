@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{scenario, shardsim, simulate, stderr};
+use crate::common::{run_text, scenario, shardsim, simulate, stderr};
 
 #[test]
 fn two_clients_on_one_row_take_turns() {
@@ -123,8 +123,7 @@ fn validation_refuses_what_a_closed_loop_does_not_do() {
         ),
     ];
     for (text, expected) in cases {
-        fs::write(dir.path().join("test.toml"), &text).unwrap();
-        let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out"]);
+        let output = run_text(dir.path(), &text, &[]);
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{text}: {message}");
         assert!(message.contains(expected), "{text}: {message}");
@@ -144,19 +143,7 @@ fn validation_refuses_what_a_closed_loop_does_not_do() {
 fn the_summary_carries_response_times_and_clients() {
     let dir = tempfile::tempdir().unwrap();
     let text = "shards = [1, 2]\nduration_s = 1\n[hold]\nms = 10\n[arrivals]\nclients = 2\n";
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let output = shardsim(
-        dir.path(),
-        &[
-            "run",
-            "test.toml",
-            "--out",
-            "out",
-            "--format",
-            "json",
-            "--no-fail",
-        ],
-    );
+    let output = run_text(dir.path(), text, &["--format", "json", "--no-fail"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let rows = json["rows"].as_array().unwrap();

@@ -21,6 +21,15 @@ pub fn shardsim(cwd: &Path, args: &[&str]) -> Output {
         .expect("the shardsim binary runs")
 }
 
+/// Writes `text` as `test.toml` in `dir` and runs `shardsim run test.toml --out out` there,
+/// plus `args`.
+pub fn run_text(dir: &Path, text: &str, args: &[&str]) -> Output {
+    std::fs::write(dir.join("test.toml"), text).expect("the test folder is writable");
+    let mut all = vec!["run", "test.toml", "--out", "out"];
+    all.extend_from_slice(args);
+    shardsim(dir, &all)
+}
+
 /// The process's standard error as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cli::{GOOD, rejects};
-use crate::common::{repo, shardsim, stderr};
+use crate::common::{repo, run_text, shardsim, stderr};
 
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -26,8 +26,7 @@ fn many_keys_with_a_warm_up_are_counted_from_its_end() {
     let dir = tempfile::tempdir().unwrap();
     // Keys first touched in the warm-up used to leave a gap in the per-key table (a panic).
     let text = "shards = [2]\nduration_s = 20\nwarmup_s = 10\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 500\n[keys]\ncount = 5000\n";
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    let output = run_text(dir.path(), text, &["--quiet"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(dir.path().join("out/keys.csv").exists());
 }
@@ -70,19 +69,7 @@ fn ten_thousand_replications_fit_in_a_small_budget() {
     // to exhaust memory at 344 KiB of histogram each) fit in 128 MiB (about 80 MiB estimated).
     let dir = tempfile::tempdir().unwrap();
     let text = GOOD.replace("duration_s = 2", "duration_s = 1\nreplications = 10000");
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let output = shardsim(
-        dir.path(),
-        &[
-            "run",
-            "test.toml",
-            "--out",
-            "out",
-            "--quiet",
-            "--max-memory",
-            "128MiB",
-        ],
-    );
+    let output = run_text(dir.path(), &text, &["--quiet", "--max-memory", "128MiB"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let summary = fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
     assert!(
@@ -154,19 +141,10 @@ fn stops_a_swamped_shard_count_as_saturated_while_the_others_complete() {
     let dir = tempfile::tempdir().unwrap();
     let text =
         "shards = [1, 2000]\nduration_s = 2\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 1000000\n";
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let output = shardsim(
+    let output = run_text(
         dir.path(),
-        &[
-            "run",
-            "test.toml",
-            "--out",
-            "out",
-            "--format",
-            "json",
-            "--max-memory",
-            "64MiB",
-        ],
+        text,
+        &["--format", "json", "--max-memory", "64MiB"],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
