@@ -202,11 +202,16 @@ fn check_replaceable(target: &Path) -> Result<(), InputError> {
     if entries.is_empty() {
         return Ok(());
     }
-    let Some(listed) = listed_files(&target.join(MARKER)) else {
-        return Err(InputError::file(
-            target,
-            "exists and was not written by shardsim: choose an empty or new folder with --out",
-        ));
+    let marker = target.join(MARKER);
+    let Some(listed) = listed_files(&marker) else {
+        let message = if marker.is_file() {
+            // An older shardsim's marker, or an empty one: it does not say which files are ours.
+            "has a marker that does not list shardsim's files (an older version's, or a foreign one), so it is \
+             not replaced: remove the folder or choose another with --out"
+        } else {
+            "exists and was not written by shardsim: choose an empty or new folder with --out"
+        };
+        return Err(InputError::file(target, message));
     };
     let mut foreign: Vec<&String> = entries
         .iter()
