@@ -50,6 +50,7 @@ fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
         seed: flags.seed,
         policy: flags.policy,
         replications: flags.replications,
+        event_path: flags.engine == crate::cli::EngineChoice::Event,
     }
 }
 

@@ -32,6 +32,12 @@ const TRACE_KEY_BYTES: u64 = 2 * 48;
 const OUTPUT_WINDOW_BYTES: u64 = 200;
 /// Bytes one queued request takes on a calendar, allowing for the heap's doubling.
 pub const QUEUED_BYTES: u64 = 48;
+/// Bytes one queued request takes on the event-driven pipeline: its job (80 bytes) and links,
+/// allowing for the slab's doubling, and its calendar entries.
+pub const PIPELINE_QUEUED_BYTES: u64 = 192;
+/// Bytes the pipeline may keep per arrival for the waits of windows with an update still
+/// waiting (at worst every arrival since the queue last drained), allowing for doubling.
+const LATE_WAIT_BYTES: u64 = 16;
 /// The most requests a shard count may hold queued; past it the shard count is saturated.
 pub const MAX_QUEUED: u64 = 1 << 22;
 /// The fewest a shard count's queue must be allowed to hold for a run to start.
@@ -52,6 +58,8 @@ pub struct Estimate {
     pub largest: (&'static str, u64),
     /// Engines alive at once (shard counts × replications in flight).
     pub live_engines: u64,
+    /// Bytes one queued request takes on this run's engine.
+    pub queued_bytes: u64,
     /// Requests simulated over every shard count and replication.
     pub requests: f64,
 }
@@ -131,7 +139,12 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     };
     // Every replication's summary is kept until the end; the live engines hold their windows,
     // rows and the histograms of the windows they close.
-    let parts: [(&'static str, u64); 4] = [
+    let late_waits = if scenario.pipeline {
+        live_engines * (arrivals as u64) * LATE_WAIT_BYTES
+    } else {
+        0
+    };
+    let parts: [(&'static str, u64); 5] = [
         (
             "window_s",
             live_engines * window_bytes + variant_count * windows * OUTPUT_WINDOW_BYTES,
@@ -142,6 +155,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         ),
         ("keys.count", live_engines * rows),
         ("arrivals.trace", trace_keys),
+        ("duration_s", late_waits),
     ];
     let largest = parts
         .iter()
@@ -160,6 +174,11 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         fixed_bytes: parts.iter().map(|&(_, bytes)| bytes).sum(),
         largest,
         live_engines,
+        queued_bytes: if scenario.pipeline {
+            PIPELINE_QUEUED_BYTES
+        } else {
+            QUEUED_BYTES
+        },
         requests: (arrivals * retries + reads + neighbour_requests)
             * variant_count as f64
             * replications as f64,
@@ -197,7 +216,7 @@ pub fn admit(
             ),
         ));
     }
-    let queues_min = estimate.live_engines * MIN_QUEUED * QUEUED_BYTES;
+    let queues_min = estimate.live_engines * MIN_QUEUED * estimate.queued_bytes;
     if estimate.fixed_bytes.saturating_add(queues_min) > budget {
         let (field, bytes) = estimate.largest;
         return Err(InputError::scenario(
@@ -213,7 +232,7 @@ pub fn admit(
         ));
     }
     let per_engine =
-        (budget - estimate.fixed_bytes) / (estimate.live_engines.max(1) * QUEUED_BYTES);
+        (budget - estimate.fixed_bytes) / (estimate.live_engines.max(1) * estimate.queued_bytes);
     Ok(per_engine.min(MAX_QUEUED))
 }
 

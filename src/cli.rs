@@ -48,6 +48,11 @@ pub struct ScenarioFlags {
     #[arg(long, value_name = "R", value_parser = values::replications)]
     pub replications: Option<u32>,
 
+    /// Which engine simulates: auto (the exact core's closed form unless the scenario has
+    /// machine sections) or event (the event-driven pipeline always; same results, slower).
+    #[arg(long, value_enum, value_name = "ENGINE", default_value = "auto")]
+    pub engine: EngineChoice,
+
     /// Worker threads, 1 to 256 [default: one per core]; results are the same for any number.
     #[arg(long, value_name = "N", value_parser = values::threads)]
     pub threads: Option<usize>,
@@ -65,6 +70,15 @@ pub struct ScenarioFlags {
     /// CLICOLOR_FORCE forces it].
     #[arg(long, value_enum, value_name = "WHEN")]
     pub color: Option<ColorWhen>,
+}
+
+/// Which engine simulates a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    /// The closed form where it applies (no machine sections), else the event-driven pipeline.
+    Auto,
+    /// The event-driven pipeline always.
+    Event,
 }
 
 /// Flags of `shardsim run`.

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
-use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, ShardRun, closed};
+use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, Pipeline, ShardRun, closed};
 use crate::scenario::{ArrivalPlan, Scenario, Variant};
 
 /// Arrivals generated per chunk.
@@ -70,11 +70,17 @@ pub fn run<O: Observer + Send>(
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
     let variants = scenario.variants();
     assert_eq!(observers.len(), variants.len(), "one observer per variant");
-    let mut engines: Vec<Engine<O>> = variants
+    let mut engines: Vec<Simulator<O>> = variants
         .into_iter()
         .zip(observers)
         .map(|(variant, observer)| {
-            Engine::new(engine_config(scenario, variant, replication), observer)
+            let config = engine_config(scenario, variant, replication);
+            if scenario.pipeline {
+                let machine = std::sync::Arc::clone(&scenario.machine);
+                Simulator::Pipeline(Box::new(Pipeline::new(config, machine, observer)))
+            } else {
+                Simulator::Exact(Box::new(Engine::new(config, observer)))
+            }
         })
         .collect();
     if let ArrivalPlan::Closed(closed) = &scenario.arrivals {
@@ -84,12 +90,9 @@ pub fn run<O: Observer + Send>(
         return Ok(engines
             .into_par_iter()
             .enumerate()
-            .map(|(index, mut engine)| {
+            .map(|(index, engine)| {
                 let mut report = |served: u64| progress.advanced(index, served);
-                let closed_run = closed::drive(&mut engine, closed, scenario, seed, &mut report);
-                let (mut run, observer) = engine.finish();
-                run.closed = Some(closed_run);
-                (run, observer)
+                engine.run_closed(closed, scenario, seed, &mut report)
             })
             .collect());
     }
@@ -113,7 +116,49 @@ pub fn run<O: Observer + Send>(
         filled?;
         std::mem::swap(&mut current, &mut next);
     }
-    Ok(engines.into_par_iter().map(Engine::finish).collect())
+    Ok(engines.into_par_iter().map(Simulator::finish).collect())
+}
+
+/// One shard count's simulation: the exact core's closed form, or the event-driven pipeline.
+enum Simulator<O: Observer> {
+    Exact(Box<Engine<O>>),
+    Pipeline(Box<Pipeline<O>>),
+}
+
+impl<O: Observer> Simulator<O> {
+    fn feed(&mut self, arrivals: &[Arrival]) {
+        match self {
+            Simulator::Exact(engine) => engine.feed(arrivals),
+            Simulator::Pipeline(pipeline) => pipeline.feed(arrivals),
+        }
+    }
+
+    fn finish(self) -> (ShardRun, O) {
+        match self {
+            Simulator::Exact(engine) => engine.finish(),
+            Simulator::Pipeline(pipeline) => pipeline.finish(),
+        }
+    }
+
+    fn run_closed(
+        self,
+        closed: &crate::scenario::ClosedLoop,
+        scenario: &Scenario,
+        seed: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> (ShardRun, O) {
+        match self {
+            Simulator::Exact(mut engine) => {
+                let closed_run = closed::drive(&mut engine, closed, scenario, seed, progress);
+                let (mut run, observer) = engine.finish();
+                run.closed = Some(closed_run);
+                (run, observer)
+            }
+            Simulator::Pipeline(pipeline) => {
+                pipeline.run_closed(closed, &scenario.hold, seed, progress)
+            }
+        }
+    }
 }
 
 /// Every replication of every shard count: `result[shard_index][replication]`. Replication 0
@@ -149,6 +194,9 @@ pub fn run_replications<O: Observer + Send>(
                 run.waits.freeze();
                 if let Some(closed) = run.closed.as_mut() {
                     closed.responses.freeze();
+                }
+                if let Some(responses) = run.machine.as_mut().and_then(|m| m.responses.as_mut()) {
+                    responses.freeze();
                 }
                 runs[index].push(run);
             }

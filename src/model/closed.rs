@@ -36,21 +36,29 @@ pub struct ClosedRun {
     pub responses: WaitStats,
 }
 
-/// One client's random streams.
+/// One client's random streams: the same draws for its k-th update in every shard count and
+/// on either engine.
 #[derive(Debug)]
-struct Client {
-    holds: SimRng,
-    thinks: SimRng,
-    slots: SimRng,
+pub(super) struct ClientStreams {
+    pub(super) holds: SimRng,
+    pub(super) thinks: SimRng,
+    pub(super) slots: SimRng,
+    /// CPU demands (the pipeline's `[machine.cpu]`).
+    pub(super) cpu: SimRng,
+    /// Time outside the database (the pipeline's `[client] overhead`).
+    pub(super) overhead: SimRng,
 }
 
-impl Client {
-    fn new(seed: u64, id: u32) -> Self {
+impl ClientStreams {
+    /// Client `id`'s streams of a run seeded with `seed`.
+    pub(super) fn new(seed: u64, id: u32) -> Self {
         let seed = mix64(seed ^ mix64(u64::from(id) + 1));
-        Client {
+        ClientStreams {
             holds: stream_rng(seed, Stream::Holds),
             thinks: stream_rng(seed, Stream::Think),
             slots: stream_rng(seed, Stream::Slots),
+            cpu: stream_rng(seed, Stream::Cpu),
+            overhead: stream_rng(seed, Stream::Overhead),
         }
     }
 }
@@ -65,8 +73,8 @@ pub fn drive<O: Observer>(
     progress: &mut dyn FnMut(u64),
 ) -> ClosedRun {
     let needs = DrawNeeds::for_policy(scenario.policy);
-    let mut clients: Vec<Client> = (0..closed.clients)
-        .map(|id| Client::new(seed, id))
+    let mut clients: Vec<ClientStreams> = (0..closed.clients)
+        .map(|id| ClientStreams::new(seed, id))
         .collect();
     let mut due: BinaryHeap<Reverse<(SimTime, u32)>> =
         (0..closed.clients).map(|id| Reverse((0, id))).collect();

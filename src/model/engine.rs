@@ -75,10 +75,28 @@ pub struct EngineConfig {
     pub queue_limit: u64,
 }
 
+/// The counts of every key's rows, as an observer sees them.
+pub trait KeyCounts {
+    /// The key's total: the sum of its rows (0 for a key never incremented).
+    fn total(&self, key: u32) -> u64;
+}
+
+impl KeyCounts for RowTable {
+    fn total(&self, key: u32) -> u64 {
+        RowTable::total(self, key)
+    }
+}
+
+impl KeyCounts for super::locks::LockTable {
+    fn total(&self, key: u32) -> u64 {
+        super::locks::LockTable::total(self, key)
+    }
+}
+
 /// Sees every increment as it is decided (used to write `events.csv`).
 pub trait Observer {
     /// Called once per increment, after it took its row.
-    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &RowTable);
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &dyn KeyCounts);
 }
 
 /// The observer that records nothing; costs nothing in the hot loop.
@@ -87,7 +105,7 @@ pub struct NoEvents;
 
 impl Observer for NoEvents {
     #[inline(always)]
-    fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &RowTable) {}
+    fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &dyn KeyCounts) {}
 }
 
 /// Something the optional behaviours make happen at a later simulated time.
@@ -143,6 +161,8 @@ pub struct ShardRun {
     pub saturated_at: Option<SimTime>,
     /// What a closed loop's clients saw (set by [`super::closed::drive`]).
     pub closed: Option<super::closed::ClosedRun>,
+    /// What the machine did (runs on the event-driven pipeline).
+    pub machine: Option<super::machine::MachineRun>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -259,6 +279,7 @@ impl<O: Observer> Engine<O> {
             max_key_rows: self.rows.max_key_rows(),
             saturated_at: self.saturated_at,
             closed: None,
+            machine: None,
         };
         (run, self.observer)
     }

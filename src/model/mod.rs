@@ -9,7 +9,12 @@
 //! - [`clients`]: timeouts, retries, write batching and the connection pool;
 //! - [`closed`]: closed-loop clients, each sending its next update when its last commits;
 //! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
-//! - [`engine`]: the discrete-event simulation of one shard count.
+//! - [`engine`]: the discrete-event simulation of one shard count, deciding each start at
+//!   arrival (the fast path);
+//! - [`machine`]: what a real database adds (per-waiter holds, shared CPU, the WAL flush,
+//!   time outside the database);
+//! - [`resources`], [`locks`]: cores, the flush and row locks that grant, queue and release;
+//! - [`pipeline`]: the event-driven simulation on those resources.
 
 pub mod adaptive;
 pub mod calendar;
@@ -19,13 +24,19 @@ pub mod counter;
 pub mod engine;
 mod extended;
 pub mod hold;
+pub mod locks;
+pub mod machine;
+pub mod pipeline;
 pub mod random;
+pub mod resources;
 pub mod rows;
 pub mod time;
 
 pub use counter::ShardedCounter;
-pub use engine::{Arrival, Engine, EngineConfig, NO_USER, NoEvents, Observer, ShardRun};
+pub use engine::{Arrival, Engine, EngineConfig, KeyCounts, NO_USER, NoEvents, Observer, ShardRun};
 pub use extended::{BatchRun, ClientRun, ExtendedRun, PoolRun, ReadRun};
 pub use hold::HoldDist;
+pub use machine::{Bottleneck, MachineModel, MachineRun};
+pub use pipeline::Pipeline;
 pub use rows::{Grant, Policy, RowTable};
 pub use time::{SimTime, ms};

@@ -36,6 +36,10 @@ pub enum Stream {
     Neighbours = 10,
     /// Closed-loop clients' think times (one stream per client).
     Think = 11,
+    /// CPU demands of the pipeline's `[machine.cpu]` (inside each engine, one per update).
+    Cpu = 12,
+    /// Time outside the database, `[client] overhead` (inside each engine, one per update).
+    Overhead = 13,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

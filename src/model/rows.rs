@@ -68,6 +68,29 @@ impl FromStr for Policy {
     }
 }
 
+/// The row a fixed-choice policy (every policy but earliest-free) gives an update of a key
+/// with `len` rows: uniform from `random_bits`, the key's round-robin `cursor` (advanced), or
+/// the user's hash.
+#[inline(always)]
+pub(super) fn pick_slot(
+    policy: Policy,
+    len: u32,
+    cursor: &mut u32,
+    random_bits: u64,
+    user: u64,
+) -> u32 {
+    match policy {
+        Policy::Random => ((u128::from(random_bits) * u128::from(len)) >> 64) as u32,
+        Policy::RoundRobin => {
+            let slot = *cursor;
+            *cursor = if slot + 1 >= len { 0 } else { slot + 1 };
+            slot
+        }
+        Policy::HashUser => (mix64(user) % u64::from(len)) as u32,
+        Policy::EarliestFree => unreachable!("earliest-free chooses by free time"),
+    }
+}
+
 /// The row an increment took and when its hold starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grant {
@@ -140,7 +163,7 @@ const DENSE_KEYS: usize = 1 << 20;
 
 /// Dense key id → block number.
 #[derive(Debug, Clone)]
-enum KeyIndex {
+pub(super) enum KeyIndex {
     /// `NO_BLOCK` for keys not yet touched; grows on demand.
     Dense(Vec<u32>),
     /// Only touched keys.
@@ -148,7 +171,7 @@ enum KeyIndex {
 }
 
 impl KeyIndex {
-    fn new(key_hint: usize) -> Self {
+    pub(super) fn new(key_hint: usize) -> Self {
         if key_hint <= DENSE_KEYS {
             KeyIndex::Dense(vec![NO_BLOCK; key_hint])
         } else {
@@ -157,7 +180,7 @@ impl KeyIndex {
     }
 
     #[inline]
-    fn get(&self, key: u32) -> Option<usize> {
+    pub(super) fn get(&self, key: u32) -> Option<usize> {
         match self {
             KeyIndex::Dense(blocks) => match blocks.get(key as usize) {
                 Some(&block) if block != NO_BLOCK => Some(block as usize),
@@ -167,7 +190,7 @@ impl KeyIndex {
         }
     }
 
-    fn insert(&mut self, key: u32, block: u32) {
+    pub(super) fn insert(&mut self, key: u32, block: u32) {
         match self {
             KeyIndex::Dense(blocks) => {
                 let at = key as usize;
@@ -283,13 +306,13 @@ impl RowTable {
                     free_at: top.free_at,
                 };
             }
-            Policy::Random => ((u128::from(random_bits) * u128::from(rows.len)) >> 64) as u32,
-            Policy::RoundRobin => {
-                let slot = rows.cursor;
-                self.keys[block].cursor = if slot + 1 >= rows.len { 0 } else { slot + 1 };
-                slot
-            }
-            Policy::HashUser => (mix64(user) % u64::from(rows.len)) as u32,
+            policy => pick_slot(
+                policy,
+                rows.len,
+                &mut self.keys[block].cursor,
+                random_bits,
+                user,
+            ),
         };
         Choice {
             base,

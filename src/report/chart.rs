@@ -7,6 +7,7 @@
 //! - `throughput`: offered rate, achieved throughput and ceiling against shard count;
 //! - `wait_over_time`: p99 wait per window, one line per shard count;
 //! - `clients` (with `[client]`): attempts and failures per like against shard count;
+//! - `responses` (with a machine): response time at p50 and p99 beside the p99 wait;
 //! - `at_risk` (with `[batching]`): likes held in app-server memory over time;
 //! - `neighbours` (with `[[neighbours]]`): neighbour endpoints' connection waits against
 //!   shard count;
@@ -27,7 +28,7 @@ use plotters::style::{FontStyle, register_font};
 
 use crate::model::ShardRun;
 use crate::scenario::Scenario;
-use crate::stats::WindowRow;
+use crate::stats::{WaitSummary, WindowRow};
 
 use super::summary::SummaryRow;
 use super::units;
@@ -113,6 +114,10 @@ pub fn render_all(
     if let Some(figure) = &clients {
         figures.push(("clients", figure));
     }
+    let responses = responses_figure(scenario, rows);
+    if let Some(figure) = &responses {
+        figures.push(("responses", figure));
+    }
     let at_risk = AtRiskFigure { scenario, runs };
     if scenario.features.batching.is_some() {
         figures.push(("at_risk", &at_risk));
@@ -160,6 +165,12 @@ fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
         "clients" => (
             "What timeouts and retries cost per like: attempts, user-visible failures and duplicate runs per \
              shard count.",
+            &["summary.csv"],
+        ),
+        "responses" => (
+            "What users wait in all, beside the wait for the row: the response time (send → commit acknowledged, \
+             the CPU, the flush and the time outside the database included) at p50 and p99 per shard count. Where \
+             the lines flatten, more rows stop paying.",
             &["summary.csv"],
         ),
         "at_risk" => (
@@ -1127,6 +1138,49 @@ fn clients_figure<'a>(
                 Mark::Dashed(PALETTE[4]),
             ),
         ],
+    })
+}
+
+/// Response times beside the p99 wait for the row, when the scenario models the machine.
+fn responses_figure<'a>(
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+) -> Option<ShardLinesFigure<'a>> {
+    if scenario.machine.is_empty() {
+        return None;
+    }
+    let responses: Vec<WaitSummary> = rows
+        .iter()
+        .map(|r| {
+            r.closed
+                .map(|c| c.responses)
+                .or_else(|| r.machine.and_then(|m| m.responses))
+        })
+        .collect::<Option<_>>()?;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    Some(ShardLinesFigure {
+        scenario,
+        rows,
+        what: "response time beside the wait for the row",
+        y_desc: "time",
+        series: vec![
+            (
+                "response p50".into(),
+                responses.iter().map(|r| ms(r.p50_ns)).collect(),
+                Mark::Line(PALETTE[0]),
+            ),
+            (
+                "response p99".into(),
+                responses.iter().map(|r| ms(r.p99_ns)).collect(),
+                Mark::Line(PALETTE[3]),
+            ),
+            (
+                "wait for the row p99".into(),
+                rows.iter().map(|r| ms(r.waits.p99_ns)).collect(),
+                Mark::Dashed(PALETTE[3]),
+            ),
+        ],
+        waits: true,
     })
 }
 

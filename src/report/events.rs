@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::model::time::fmt_ms;
-use crate::model::{Arrival, Grant, NO_USER, Observer, RowTable};
+use crate::model::{Arrival, Grant, KeyCounts, NO_USER, Observer};
 use crate::scenario::Scenario;
 
 /// The columns of `events.csv`, in order.
@@ -55,7 +55,7 @@ impl<'a> EventLog<'a> {
 }
 
 impl Observer for EventLog<'_> {
-    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &RowTable) {
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &dyn KeyCounts) {
         if self.error.is_some() {
             return;
         }

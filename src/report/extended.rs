@@ -3,6 +3,8 @@
 //! terminal, the report page and the charts.
 
 use crate::model::ShardRun;
+use crate::report::SummaryRow;
+use crate::report::units::quantity;
 use crate::scenario::Scenario;
 use crate::stats::{WaitStats, WaitSummary};
 
@@ -262,9 +264,22 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 .collect(),
         });
     }
-    if rows.iter().any(|row| row.closed.is_some()) {
+    if rows.iter().any(|row| row.machine.is_some()) {
+        tables.push(machine_table(rows));
+    }
+    let responses = |row: &SummaryRow| {
+        row.closed
+            .map(|c| (Some(c.clients), c.responses))
+            .or_else(|| row.machine.and_then(|m| m.responses).map(|r| (None, r)))
+    };
+    if rows.iter().any(|row| responses(row).is_some()) {
+        let closed = rows.iter().any(|row| row.closed.is_some());
         tables.push(Table {
-            title: "closed-loop clients: response time (send → commit)".into(),
+            title: if closed {
+                "closed-loop clients: response time (send → commit)".into()
+            } else {
+                "response time (send → commit acknowledged)".into()
+            },
             header: [
                 "shards",
                 "clients",
@@ -279,15 +294,15 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
             rows: rows
                 .iter()
                 .filter_map(|row| {
-                    let c = row.closed.as_ref()?;
+                    let (clients, r) = responses(row)?;
                     Some(vec![
                         row.label(),
-                        count(u64::from(c.clients)),
+                        clients.map_or_else(|| "open".into(), |c| count(u64::from(c))),
                         compact(row.throughput_per_s),
-                        ms(c.responses.mean_ns),
-                        ms(c.responses.p50_ns),
-                        ms(c.responses.p99_ns),
-                        ms(c.responses.p999_ns),
+                        ms(r.mean_ns),
+                        ms(r.p50_ns),
+                        ms(r.p99_ns),
+                        ms(r.p999_ns),
                     ])
                 })
                 .collect(),
@@ -429,4 +444,43 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
         });
     }
     tables
+}
+
+/// The machine's table: per shard count, what binds and how busy each part was.
+fn machine_table(rows: &[SummaryRow]) -> Table {
+    let compact = quantity;
+    let share =
+        |value: Option<f64>| value.map_or_else(|| "–".into(), |v| format!("{:.0}%", v * 100.0));
+    Table {
+        title: "the machine: what limits each shard count (busy fractions, measured)".into(),
+        header: [
+            "shards",
+            "throughput/s",
+            "ceiling/s",
+            "bottleneck",
+            "row",
+            "cpu",
+            "wal",
+            "fsyncs/commit",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .filter_map(|row| {
+                let m = row.machine.as_ref()?;
+                Some(vec![
+                    row.label(),
+                    compact(row.throughput_per_s),
+                    compact(row.ceiling_per_s),
+                    m.bottleneck.name().into(),
+                    share(Some(m.row_utilization)),
+                    share(m.cpu_utilization),
+                    share(m.wal_utilization),
+                    m.fsyncs_per_commit
+                        .map_or_else(|| "–".into(), |f| format!("{f:.2}")),
+                ])
+            })
+            .collect(),
+    }
 }

@@ -160,7 +160,8 @@ pub struct SummaryRecord {
     pub read_lock_wait_p99_ms: Option<f64>,
     /// When the shard count was stopped as saturated, s (empty when it never was).
     pub saturated_at_s: Option<f64>,
-    /// Closed loop: mean response time, send → commit as the client sees it, ms.
+    /// Mean response time, send → commit acknowledged as the client sees it, ms (closed loops,
+    /// and open arrivals on a machine).
     pub response_mean_ms: Option<f64>,
     /// Closed loop: median response time, ms.
     pub response_p50_ms: Option<f64>,
@@ -170,6 +171,12 @@ pub struct SummaryRecord {
     pub response_p999_ms: Option<f64>,
     /// Closed loop: the clients.
     pub clients: Option<u32>,
+    /// `[machine]`: the cores' busy fraction.
+    pub cpu_utilization: Option<f64>,
+    /// `[wal]`: flushes per commit.
+    pub fsyncs_per_commit: Option<f64>,
+    /// With a machine: what limits the shard count (row, cpu, wal or clients).
+    pub bottleneck: Option<&'static str>,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -200,6 +207,11 @@ impl SummaryRecord {
         let pool = extended.and_then(|e| e.pool.as_ref());
         let reads = extended.and_then(|e| e.reads.as_ref());
         let closed = row.closed.as_ref();
+        let machine = row.machine.as_ref();
+        // Response times: a closed loop's clients', or open arrivals' on a machine.
+        let responses = closed
+            .map(|c| c.responses)
+            .or_else(|| machine.and_then(|m| m.responses));
         let c = |get: fn(&ClientSummary) -> f64| client.and_then(|c| rounded(get(&c), 3));
         let b = |get: fn(&BatchSummary) -> f64| batching.and_then(|b| rounded(get(b), 3));
         // Likes and pending likes come from the clients or, with batching, the app servers.
@@ -281,11 +293,15 @@ impl SummaryRecord {
             staleness_likes_p99: reads.map(|r| r.staleness_likes.p99_ns as f64),
             read_lock_wait_p99_ms: reads.and_then(|r| ms(r.lock_wait.p99_ns)),
             saturated_at_s: row.saturated_at_s.and_then(|at| rounded(at, 3)),
-            response_mean_ms: closed.and_then(|c| ms(c.responses.mean_ns)),
-            response_p50_ms: closed.and_then(|c| ms(c.responses.p50_ns)),
-            response_p99_ms: closed.and_then(|c| ms(c.responses.p99_ns)),
-            response_p999_ms: closed.and_then(|c| ms(c.responses.p999_ns)),
+            response_mean_ms: responses.and_then(|r| ms(r.mean_ns)),
+            response_p50_ms: responses.and_then(|r| ms(r.p50_ns)),
+            response_p99_ms: responses.and_then(|r| ms(r.p99_ns)),
+            response_p999_ms: responses.and_then(|r| ms(r.p999_ns)),
             clients: closed.map(|c| c.clients),
+            cpu_utilization: machine.and_then(|m| m.cpu_utilization.and_then(|u| rounded(u, 4))),
+            fsyncs_per_commit: machine
+                .and_then(|m| m.fsyncs_per_commit.and_then(|f| rounded(f, 4))),
+            bottleneck: machine.map(|m| m.bottleneck.name()),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::model::{ShardRun, SimTime};
+use crate::model::{Bottleneck, ShardRun, SimTime};
 
 use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
@@ -161,6 +161,28 @@ pub struct SummaryRow {
     pub saturated_at_s: Option<f64>,
     /// What a closed loop's clients saw (`[arrivals] clients`).
     pub closed: Option<ClosedSummary>,
+    /// What the machine did, when the scenario models it (`[machine]`, `[wal]`,
+    /// `hold.per_waiter_ms`, `client.overhead_ms`).
+    pub machine: Option<MachineSummary>,
+}
+
+/// The machine's figures for one shard count (means over replications).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MachineSummary {
+    /// The cores' busy fraction (`[machine]`).
+    pub cpu_utilization: Option<f64>,
+    /// Flushes per commit (`[wal]`): 1 when every commit flushes alone, less with group commit.
+    pub fsyncs_per_commit: Option<f64>,
+    /// The WAL's busy fraction (`[wal]`).
+    pub wal_utilization: Option<f64>,
+    /// The busy fraction of the busiest key's busiest row, measured.
+    pub row_utilization: f64,
+    /// Open arrivals' response times, send → commit acknowledged, ns (a closed loop's are in
+    /// [`ClosedSummary`]).
+    pub responses: Option<WaitSummary>,
+    /// What limits this shard count: the busiest of the row, the CPU and the WAL, or a closed
+    /// loop's clients when none of them is near full.
+    pub bottleneck: Bottleneck,
 }
 
 /// A closed loop's figures for one shard count (means over replications).
@@ -182,7 +204,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     );
     let shards = runs[0].shards;
     let duration_s = scenario.measured_duration_s();
-    let mean_hold_s = scenario.hold.mean_ns() / 1e9;
+    // The row is held until the commit: with a machine, through its CPU and flush too.
+    let mean_hold_s = scenario.row_hold_ns() / 1e9;
     // An adaptive run is judged by the rows its busiest key ended with.
     let rows_per_key = if runs[0].adaptive {
         runs.iter()
@@ -193,13 +216,19 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     } else {
         shards
     };
-    let ceiling_per_s = f64::from(rows_per_key) / mean_hold_s;
+    let hot_key_share = scenario.hot_key_share();
+    // The busiest key's rows, or its share of what the machine takes, whichever is less.
+    let ceiling_per_s = scenario
+        .machine
+        .ceiling_per_s()
+        .map_or(f64::from(rows_per_key) / mean_hold_s, |(machine, _)| {
+            (f64::from(rows_per_key) / mean_hold_s).min(machine * hot_key_share)
+        });
     let mean =
         |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
     let arrivals = mean(&|run| run.arrivals as f64);
     let completed = mean(&|run| run.completed as f64);
     let offered_per_s = arrivals / duration_s;
-    let hot_key_share = scenario.hot_key_share();
     let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
     let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
     let extended = summarize_extended(scenario, runs);
@@ -246,7 +275,80 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .min()
             .map(|at| (at.saturating_sub(scenario.warmup)) as f64 / 1e9),
         closed: closed_summary(runs),
+        machine: machine_summary(scenario, runs),
     }
+}
+
+/// Whether the shard count with the most rows is limited by the CPU or the WAL.
+fn machine_bound(rows: &[SummaryRow]) -> bool {
+    rows.iter()
+        .filter(|row| !row.adaptive)
+        .max_by_key(|row| row.shards)
+        .and_then(|row| row.machine)
+        .is_some_and(|m| matches!(m.bottleneck, Bottleneck::Cpu | Bottleneck::Wal))
+}
+
+/// The machine's figures over replications, when the scenario models a machine.
+fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSummary> {
+    if scenario.machine.is_empty() {
+        return None;
+    }
+    let machines: Vec<&crate::model::MachineRun> =
+        runs.iter().filter_map(|run| run.machine.as_ref()).collect();
+    if machines.is_empty() {
+        return None;
+    }
+    let mean_of = |values: Vec<f64>| -> Option<f64> {
+        (values.len() == machines.len()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let has_wal = scenario.machine.wal.is_some();
+    let cpu_utilization = mean_of(
+        machines
+            .iter()
+            .filter_map(|m| m.cpu_utilization())
+            .collect(),
+    );
+    let fsyncs_per_commit = mean_of(
+        machines
+            .iter()
+            .filter_map(|m| m.fsyncs_per_commit(has_wal))
+            .collect(),
+    );
+    let wal_utilization = has_wal
+        .then(|| mean_of(machines.iter().map(|m| m.wal_utilization()).collect()))
+        .flatten();
+    let row_utilization =
+        mean_of(machines.iter().map(|m| m.row_utilization()).collect()).unwrap_or(0.0);
+    let responses = {
+        let summaries: Vec<WaitSummary> = machines
+            .iter()
+            .filter_map(|m| m.responses.as_ref())
+            .map(crate::stats::WaitStats::summary)
+            .collect();
+        (!summaries.is_empty()).then(|| wait_estimates(&summaries).0)
+    };
+    let busiest = [
+        (row_utilization, Bottleneck::Row),
+        (cpu_utilization.unwrap_or(0.0), Bottleneck::Cpu),
+        (wal_utilization.unwrap_or(0.0), Bottleneck::Wal),
+    ]
+    .into_iter()
+    .fold((f64::MIN, Bottleneck::Row), |best, next| {
+        if next.0 > best.0 { next } else { best }
+    });
+    let bottleneck = match scenario.arrivals {
+        // A closed loop whose database has room to spare is held back by its clients.
+        crate::scenario::ArrivalPlan::Closed(_) if busiest.0 < NEAR_CEILING => Bottleneck::Clients,
+        _ => busiest.1,
+    };
+    Some(MachineSummary {
+        cpu_utilization,
+        fsyncs_per_commit,
+        wal_utilization,
+        row_utilization,
+        responses,
+        bottleneck,
+    })
 }
 
 /// The clients' figures over replications, for a closed loop.
@@ -392,7 +494,7 @@ pub fn reading(
     recommendation: &Recommendation,
 ) -> String {
     let wait = units::duration;
-    let mean_hold_ms = scenario.hold.mean_ns() / 1e6;
+    let mean_hold_ms = scenario.row_hold_ns() / 1e6;
     let row_ceiling = 1e3 / mean_hold_ms;
     let peak = match &scenario.arrivals {
         crate::scenario::ArrivalPlan::Closed(_) => scenario.peak_offered_per_s(),
@@ -431,6 +533,20 @@ pub fn reading(
             units::ratio(peak / row_ceiling)
         );
     }
+    if let Some((ceiling, part)) = scenario.machine.ceiling_per_s() {
+        let why = match (part, &scenario.machine.cpu) {
+            (Bottleneck::Cpu, Some(cpu)) => format!(
+                "{} ÷ {} of CPU per update",
+                units::plural(u64::from(cpu.cores), "core"),
+                wait(cpu.demand.mean_ns().round() as u64)
+            ),
+            _ => "one flush per commit, one at a time".into(),
+        };
+        text.push_str(&format!(
+            " The machine takes at most {}/s over all rows ({why}): past it more rows add nothing.",
+            units::quantity(ceiling)
+        ));
+    }
     let by_shards = |shards: u32| {
         rows.iter()
             .find(|row| row.shards == shards && !row.adaptive)
@@ -444,6 +560,11 @@ pub fn reading(
             row.peak_utilization,
             wait(row.waits.p99_ns),
             units::count(row.backlog_final)
+        )),
+        None if machine_bound(rows) => text.push_str(&format!(
+            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
+             short tail waits, a queue that drains), and the most rows are held back by the machine: more rows \
+             will not help, a faster machine (or fewer updates, e.g. batching) will."
         )),
         None => text.push_str(&format!(
             " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
@@ -575,6 +696,7 @@ mod tests {
             extended: None,
             saturated_at_s: None,
             closed: None,
+            machine: None,
         }
     }
 

@@ -14,6 +14,47 @@ use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo,
 use super::table::{HEADER, summary_lines};
 use super::units::{self, count, quantity};
 
+/// The machine sections in a phrase (empty without them).
+fn machine_phrase(scenario: &Scenario) -> String {
+    let machine = &scenario.machine;
+    let mut parts = Vec::new();
+    if machine.per_waiter > 0 {
+        parts.push(format!(
+            "+{} per waiter",
+            units::duration(machine.per_waiter)
+        ));
+    }
+    if let Some(cpu) = &machine.cpu {
+        parts.push(format!(
+            "{} CPU on {}",
+            units::duration(cpu.demand.mean_ns().round() as u64),
+            units::plural(u64::from(cpu.cores), "core")
+        ));
+    }
+    if let Some(wal) = machine.wal {
+        parts.push(format!(
+            "{} flush{}",
+            units::duration(wal.flush),
+            if wal.group_commit {
+                " with group commit"
+            } else {
+                " per commit"
+            }
+        ));
+    }
+    if machine.overhead.is_some() {
+        parts.push(format!(
+            "{} outside the database",
+            units::duration(machine.overhead_ns().round() as u64)
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
 /// The widest a reading's lines get, even on a wide terminal.
 const MAX_LINE: usize = 100;
 
@@ -50,12 +91,17 @@ pub fn render(
             quantity(scenario.peak_offered_per_s())
         ),
     };
+    // A closed loop's count differs per shard count (its load follows the rows).
+    let amount = match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(_) => String::new(),
+        _ => format!("{} increments over ", count(arrivals)),
+    };
     let mut line = format!(
-        "{}: {} increments over {} s ({load}), mean hold {} ms, policy {}, seed {}",
+        "{}: {amount}{} s ({load}), mean hold {} ms{}, policy {}, seed {}",
         scenario.name,
-        count(arrivals),
         compact(scenario.duration_s()),
-        compact(scenario.hold.mean_ns() / 1e6),
+        compact(scenario.row_hold_ns() / 1e6),
+        machine_phrase(scenario),
         scenario.policy,
         scenario.seed
     );

@@ -27,7 +27,13 @@ pub(super) fn resolve_features(
     hold: &HoldDist,
     horizon: SimTime,
 ) -> Result<Features, FieldError> {
-    let client = file.client.as_ref().map(resolve_client).transpose()?;
+    // A [client] with only the time outside the database is the machine's, not a policy.
+    let client = file
+        .client
+        .as_ref()
+        .filter(|table| super::machine::has_client_policy(table))
+        .map(resolve_client)
+        .transpose()?;
     let batching = file
         .batching
         .as_ref()

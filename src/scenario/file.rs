@@ -53,6 +53,30 @@ pub struct ScenarioFile {
     pub adaptive: Option<AdaptiveTable>,
     /// The read path.
     pub reads: Option<ReadsTable>,
+    /// The database machine's CPU.
+    pub machine: Option<MachineTable>,
+    /// The WAL flush every commit waits for.
+    pub wal: Option<WalTable>,
+}
+
+/// `[machine]`: the cores every update's CPU runs on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineTable {
+    /// Cores shared by every row and key.
+    pub cores: Option<u32>,
+    /// `[machine.cpu]`: CPU time of one update, with the fields of `[hold]`.
+    pub cpu: Option<HoldTable>,
+}
+
+/// `[wal]`: the flush of the write-ahead log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalTable {
+    /// How long one flush takes, ms.
+    pub flush_ms: Option<f64>,
+    /// Whether one flush covers every commit waiting when it starts. Default true.
+    pub group_commit: Option<bool>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -73,6 +97,9 @@ pub struct HoldTable {
     pub min_ms: Option<f64>,
     /// `uniform`: the longest hold in milliseconds.
     pub max_ms: Option<f64>,
+    /// `[hold]` only: extra hold per update waiting for the same row when an update takes
+    /// it, ms (the lock manager's and wake-ups' cost). Default 0.
+    pub per_waiter_ms: Option<f64>,
 }
 
 /// `[arrivals]`: exactly one of a constant rate, a profile or a trace.
@@ -186,6 +213,11 @@ pub struct ClientTable {
     pub backoff_ms: Option<f64>,
     /// Whether a repeated like is recognised and counted once. Default true.
     pub idempotent: Option<bool>,
+    /// Time every request spends outside the database (round trip, scheduling), ms: part of
+    /// the response time, never of a row's hold.
+    pub overhead_ms: Option<f64>,
+    /// `[client.overhead]`: that time as a distribution, with the fields of `[hold]`.
+    pub overhead: Option<HoldTable>,
 }
 
 /// `[batching]`: app servers keep counts in memory and flush them periodically.

@@ -5,6 +5,7 @@
 
 mod behaviours;
 pub mod file;
+mod machine;
 mod validate;
 
 use std::borrow::Cow;
@@ -28,6 +29,8 @@ pub struct Overrides {
     pub policy: Option<Policy>,
     /// `--replications`: independent replications per shard count.
     pub replications: Option<u32>,
+    /// `--engine event`: run on the event-driven pipeline even without machine sections.
+    pub event_path: bool,
 }
 
 /// A validated scenario, in simulation units.
@@ -72,6 +75,11 @@ pub struct Scenario {
     /// Read requests per second over time: the like profile scaled by `per_write`, or a
     /// constant rate (`None` without `[reads]`).
     pub read_segments: Option<Vec<RateSegment>>,
+    /// The machine behind the rows (all empty for the seed's lock model).
+    pub machine: std::sync::Arc<crate::model::MachineModel>,
+    /// Whether the sweep runs the event-driven pipeline: with machine sections, or when asked
+    /// (`--engine event`); otherwise the exact core's closed form (the fast path).
+    pub pipeline: bool,
     /// The most requests one shard count may hold queued before it is stopped as saturated
     /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
     pub queue_limit: u64,
@@ -105,9 +113,9 @@ pub struct ClosedLoop {
 
 impl ClosedLoop {
     /// The most updates a second the clients could send if nothing ever waited:
-    /// clients ÷ (mean think + mean hold).
-    pub fn max_rate_per_s(&self, hold: &HoldDist) -> f64 {
-        let cycle_s = (self.think.mean_ns() + hold.mean_ns()) / 1e9;
+    /// clients ÷ (mean think + `busy_ns`, the mean time from send to answer with no wait).
+    pub fn max_rate_per_s(&self, busy_ns: f64) -> f64 {
+        let cycle_s = (self.think.mean_ns() + busy_ns) / 1e9;
         f64::from(self.clients) / cycle_s
     }
 }
@@ -201,6 +209,18 @@ impl Scenario {
             .collect()
     }
 
+    /// A row's mean hold with nobody waiting, ns: the drawn hold plus the machine's CPU and
+    /// flush (the row is held until the commit).
+    pub fn row_hold_ns(&self) -> f64 {
+        self.machine.row_hold_ns(&self.hold)
+    }
+
+    /// The mean time from send to answer when nothing waits, ns: the row's hold and the time
+    /// outside the database.
+    pub fn unqueued_response_ns(&self) -> f64 {
+        self.row_hold_ns() + self.machine.overhead_ns()
+    }
+
     /// Number of time-series windows: `ceil(horizon / window)`.
     pub fn window_count(&self) -> usize {
         self.horizon.div_ceil(self.window) as usize
@@ -237,7 +257,7 @@ impl Scenario {
             ArrivalPlan::Trace(info) => {
                 info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
             }
-            ArrivalPlan::Closed(closed) => closed.max_rate_per_s(&self.hold),
+            ArrivalPlan::Closed(closed) => closed.max_rate_per_s(self.unqueued_response_ns()),
         }
     }
 
@@ -293,9 +313,9 @@ impl Scenario {
             }
             ArrivalPlan::Trace(info) => info.arrivals,
             // At most: every client cycling without ever waiting.
-            ArrivalPlan::Closed(closed) => {
-                (closed.max_rate_per_s(&self.hold) * self.duration_s()).round() as u64
-            }
+            ArrivalPlan::Closed(closed) => (closed.max_rate_per_s(self.unqueued_response_ns())
+                * self.duration_s())
+            .round() as u64,
         }
     }
 

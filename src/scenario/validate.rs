@@ -182,6 +182,8 @@ pub(super) fn resolve(
         .map_err(|(field, m)| err(&field, m))?;
     check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref())
         .map_err(|(field, m)| err(&field, m))?;
+    let machine = super::machine::resolve_machine(&file).map_err(|(field, m)| err(&field, m))?;
+    let pipeline = overrides.event_path || !machine.is_empty();
     let mut scenario = Scenario {
         path: path.to_path_buf(),
         name,
@@ -202,10 +204,13 @@ pub(super) fn resolve(
         features: std::sync::Arc::new(features),
         adaptive,
         read_segments,
+        machine: std::sync::Arc::new(machine),
+        pipeline,
         queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
     check_closed_loop(&scenario).map_err(|(field, m)| err(&field, m))?;
+    super::machine::check_pipeline(&scenario).map_err(|(field, m)| err(&field, m))?;
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
     Ok(scenario)
 }
@@ -236,6 +241,7 @@ fn resolved_file(
             retries: Some(client.retries),
             backoff_ms: Some(client.backoff as f64 / 1e6),
             idempotent: Some(client.idempotent),
+            ..file.client.take().unwrap_or_default()
         });
     }
     file.keys = Some(KeysTable {
@@ -363,7 +369,9 @@ fn hold_ms(value: f64, field: &str, min: Min) -> Result<f64, FieldError> {
     number(value, min, MAX_HOLD_MS).map_err(|m| (field.to_owned(), m))
 }
 
-fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
+/// Resolves a distribution table with `[hold]`'s fields (`per_waiter_ms` is `[hold]`'s own and
+/// checked by its caller).
+pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
     let dist = table.dist.as_deref().unwrap_or("constant");
     let used: &[&str] = match dist {
         "constant" => &["ms"],
@@ -582,10 +590,10 @@ fn check_closed_loop(scenario: &Scenario) -> Result<(), FieldError> {
     let ArrivalPlan::Closed(closed) = &scenario.arrivals else {
         return Ok(());
     };
-    if closed.think.mean_ns() + scenario.hold.mean_ns() <= 0.0 {
+    if closed.think.mean_ns() + scenario.unqueued_response_ns() <= 0.0 {
         return Err((
             "arrivals.think_ms".into(),
-            "with a zero hold a closed loop needs a think time > 0, or its clients never let time pass".into(),
+            "with a zero hold (and no CPU, flush or overhead) a closed loop needs a think time > 0, or its clients never let time pass".into(),
         ));
     }
     let refused = [

@@ -20,7 +20,8 @@ struct KeyStat {
     key: u32,
     arrivals: u32,
     max_wait_ns: SimTime,
-    sum_wait_ms: f64,
+    /// Summed waits in ns (saturating: 584 years of waiting per key).
+    sum_wait_ns: u64,
     waits: Option<Box<Histogram<u32>>>,
 }
 
@@ -65,7 +66,7 @@ impl KeyTracker {
                 key,
                 arrivals: 0,
                 max_wait_ns: 0,
-                sum_wait_ms: 0.0,
+                sum_wait_ns: 0,
                 waits: None,
             });
         }
@@ -75,7 +76,7 @@ impl KeyTracker {
         let stat = &mut self.stats[block];
         stat.arrivals = stat.arrivals.saturating_add(1);
         stat.max_wait_ns = stat.max_wait_ns.max(wait_ns);
-        stat.sum_wait_ms += wait_ns as f64 / 1e6;
+        stat.sum_wait_ns = stat.sum_wait_ns.saturating_add(wait_ns);
         if let Some(waits) = stat.waits.as_mut() {
             waits.saturating_record(wait_ns.min(HIGHEST_NS));
         } else if stat.arrivals >= TRACK_AFTER && self.tracked < MAX_TRACKED {
@@ -97,7 +98,7 @@ impl KeyTracker {
             .map(|stat| KeyFigures {
                 key: stat.key,
                 arrivals: u64::from(stat.arrivals),
-                mean_wait_ns: (stat.sum_wait_ms / f64::from(stat.arrivals) * 1e6).round()
+                mean_wait_ns: (stat.sum_wait_ns as f64 / f64::from(stat.arrivals)).round()
                     as SimTime,
                 p99_wait_ns: stat
                     .waits

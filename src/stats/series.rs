@@ -1,5 +1,13 @@
 //! The time series: per window of simulated time, arrivals, starts, the backlog at the window's
 //! end and the waits of the increments that arrived in it.
+//!
+//! The exact core knows each wait at arrival. The event-driven pipeline learns it only when the
+//! update takes its row, possibly windows later, so its series keeps the waits of every window
+//! that still has an update waiting ([`WindowSeries::with_late_waits`]) and fills in the
+//! window's wait figures once its last update has its row: the same figures as the exact core's
+//! for the same waits.
+
+use std::collections::VecDeque;
 
 use crate::model::SimTime;
 
@@ -51,6 +59,26 @@ pub struct WindowSeries {
     backlog_peak: u64,
     waits: WaitStats,
     rows: Vec<WindowRow>,
+    /// The pipeline's windows whose waits are not all known yet (`None` for the exact core).
+    late: Option<Box<LateWaits>>,
+}
+
+/// The waits of windows, in arrival-window order, from the oldest window with an update still
+/// waiting up to the current one.
+#[derive(Debug, Clone, Default)]
+struct LateWaits {
+    /// Index of `open[0]`.
+    first: usize,
+    open: VecDeque<OpenWindow>,
+    /// Emptied wait buffers, reused.
+    spare: Vec<Vec<SimTime>>,
+}
+
+/// One window's known waits and how many of its arrivals still wait.
+#[derive(Debug, Clone, Default)]
+struct OpenWindow {
+    pending: u64,
+    waits: Vec<SimTime>,
 }
 
 impl WindowSeries {
@@ -66,7 +94,72 @@ impl WindowSeries {
             backlog_peak: 0,
             waits: WaitStats::new(),
             rows: Vec::with_capacity(window_count),
+            late: None,
         }
+    }
+
+    /// A series whose waits arrive late, each for the window its update arrived in
+    /// ([`WindowSeries::record_late_arrival`], [`WindowSeries::record_late_wait`]).
+    pub fn with_late_waits(window_ns: SimTime, window_count: usize) -> Self {
+        let mut series = WindowSeries::new(window_ns, window_count);
+        let mut late = LateWaits::default();
+        late.open.push_back(OpenWindow::default());
+        series.late = Some(Box::new(late));
+        series
+    }
+
+    /// Counts an arrival of the current window whose wait comes later; returns the window's
+    /// index, to give with the wait. Needs [`WindowSeries::with_late_waits`].
+    #[inline]
+    pub fn record_late_arrival(&mut self) -> u32 {
+        self.arrivals += 1;
+        let index = self.rows.len();
+        if let Some(late) = self.late.as_mut()
+            && let Some(window) = late.open.back_mut()
+        {
+            window.pending += 1;
+        }
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+
+    /// The wait of an arrival of window `window` (from [`WindowSeries::record_late_arrival`]).
+    #[inline]
+    pub fn record_late_wait(&mut self, window: u32, wait_ns: SimTime) {
+        let Some(late) = self.late.as_mut() else {
+            return;
+        };
+        let Some(at) = (window as usize).checked_sub(late.first) else {
+            return;
+        };
+        if let Some(open) = late.open.get_mut(at) {
+            open.waits.push(wait_ns);
+            open.pending -= 1;
+        }
+        if at == 0 {
+            self.settle_late_windows();
+        }
+    }
+
+    /// Fills in the wait figures of the closed windows at the front whose waits are all known.
+    fn settle_late_windows(&mut self) {
+        let Some(late) = self.late.as_mut() else {
+            return;
+        };
+        while late.first < self.rows.len() && late.open.front().is_some_and(|w| w.pending == 0) {
+            let mut window = late.open.pop_front().expect("checked above");
+            self.waits.clear();
+            window
+                .waits
+                .iter()
+                .for_each(|&wait| self.waits.record(wait));
+            let row = &mut self.rows[late.first];
+            row.wait_p99_ns = self.waits.quantile_ns(0.99);
+            row.wait_max_ns = self.waits.max_ns();
+            window.waits.clear();
+            late.spare.push(window.waits);
+            late.first += 1;
+        }
+        self.waits.clear();
     }
 
     /// End of the window being filled: events at or after it belong to later windows.
@@ -127,10 +220,20 @@ impl WindowSeries {
         self.backlog_peak = backlog;
         self.waits.clear();
         self.current_end += self.window_ns;
+        if let Some(late) = self.late.as_mut() {
+            let waits = late.spare.pop().unwrap_or_default();
+            late.open.push_back(OpenWindow { pending: 0, waits });
+            self.settle_late_windows();
+        }
     }
 
-    /// The closed windows.
-    pub fn into_rows(self) -> Vec<WindowRow> {
+    /// The closed windows. With late waits, a window whose updates never took their rows
+    /// reports the waits that are known.
+    pub fn into_rows(mut self) -> Vec<WindowRow> {
+        if let Some(late) = self.late.as_mut() {
+            late.open.iter_mut().for_each(|window| window.pending = 0);
+            self.settle_late_windows();
+        }
         self.rows
     }
 }

@@ -7,6 +7,7 @@ mod closed;
 mod common;
 mod determinism;
 mod fuzzing;
+mod machine;
 mod model;
 mod planning;
 mod queueing;

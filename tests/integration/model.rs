@@ -4,7 +4,8 @@
 use proptest::prelude::*;
 use shardsim::model::rows::mix64;
 use shardsim::model::{
-    Arrival, Engine, EngineConfig, Grant, Observer, Policy, RowTable, ShardedCounter, SimTime, ms,
+    Arrival, Engine, EngineConfig, Grant, KeyCounts, Observer, Pipeline, Policy, ShardedCounter,
+    SimTime, ms,
 };
 
 #[test]
@@ -76,8 +77,26 @@ impl Reference {
 struct Recorder(Vec<(Grant, u64)>);
 
 impl Observer for Recorder {
-    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &RowTable) {
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &dyn KeyCounts) {
         self.0.push((*grant, rows.total(arrival.key)));
+    }
+}
+
+/// Every decision as (arrival time, key, arrival's random bits, user, hold, start, slot).
+#[derive(Default)]
+struct Decisions(Vec<(SimTime, u32, u64, u64, SimTime, SimTime, u32)>);
+
+impl Observer for Decisions {
+    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, _: &dyn KeyCounts) {
+        self.0.push((
+            arrival.at,
+            arrival.key,
+            arrival.random_bits,
+            arrival.user,
+            arrival.hold,
+            grant.start,
+            grant.slot,
+        ));
     }
 }
 
@@ -201,6 +220,62 @@ proptest! {
     }
 
     #[test]
+    fn the_pipeline_matches_the_fast_path(
+        shards in 1u32..6,
+        policy in policy(),
+        arrivals in arrivals(),
+        window in 1u64..20,
+        extra in 0u64..40,
+        chunk in 1usize..50,
+    ) {
+        // Without machine sections the event-driven pipeline must decide every update as the
+        // closed form does: the same start for each arrival, the same figures and windows.
+        let last = arrivals.last().unwrap().at;
+        let horizon = last + 1 + extra;
+        let config = EngineConfig {
+            shards,
+            policy,
+            horizon,
+            window,
+            window_count: horizon.div_ceil(window) as usize,
+            key_hint: 1,
+            measure_from: 0,
+            features: Default::default(),
+            seed: 1,
+            hot_keys: 3,
+            adaptive: None,
+            hot_key: 0,
+            queue_limit: u64::MAX,
+        };
+        let mut engine = Engine::new(config.clone(), Decisions::default());
+        let mut pipeline = Pipeline::new(config, Default::default(), Decisions::default());
+        for part in arrivals.chunks(chunk) {
+            engine.feed(part);
+            pipeline.feed(part);
+        }
+        let (fast, mut fast_decisions) = engine.finish();
+        let (event, mut event_decisions) = pipeline.finish();
+        // The pipeline grants in time order, the closed form in arrival order. Under
+        // earliest-free, rows of one key released at the same instant with updates waiting
+        // may go to them in another order (the same starts, other slot labels).
+        for decisions in [&mut fast_decisions, &mut event_decisions] {
+            if policy == Policy::EarliestFree {
+                decisions.0.iter_mut().for_each(|d| d.6 = 0);
+            }
+            decisions.0.sort_unstable();
+        }
+        prop_assert_eq!(fast_decisions.0, event_decisions.0);
+        prop_assert_eq!(fast.arrivals, event.arrivals);
+        prop_assert_eq!(fast.completed, event.completed);
+        prop_assert_eq!(fast.waits.summary(), event.waits.summary());
+        prop_assert_eq!(fast.backlog_max, event.backlog_max);
+        prop_assert_eq!(fast.backlog_final, event.backlog_final);
+        prop_assert_eq!(fast.windows, event.windows);
+        prop_assert_eq!(fast.hot_keys, event.hot_keys);
+        prop_assert_eq!(fast.keys_touched, event.keys_touched);
+    }
+
+    #[test]
     fn the_counter_matches_the_seed_reference(
         slots in 1u32..5,
         hold in 0u64..30,
@@ -226,13 +301,13 @@ proptest! {
 
 mod adaptive {
     use shardsim::model::adaptive::{AdaptivePolicy, GrowWhen};
-    use shardsim::model::{Arrival, Engine, EngineConfig, Grant, Observer, Policy, RowTable, ms};
+    use shardsim::model::{Arrival, Engine, EngineConfig, Grant, KeyCounts, Observer, Policy, ms};
 
     #[derive(Default)]
     struct Slots(Vec<(u64, u32, u64)>);
 
     impl Observer for Slots {
-        fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, _: &RowTable) {
+        fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, _: &dyn KeyCounts) {
             self.0
                 .push((arrival.at, grant.slot, grant.start - arrival.at));
         }

@@ -1,0 +1,167 @@
+//! The machine behind the rows: what a real database adds to the seed's lock model, each an
+//! explicit section of a scenario. With any of them the sweep runs the event-driven
+//! [`super::pipeline`], where an update takes its row, then works, then flushes, and holds the
+//! row until its commit.
+//!
+//! - `[hold] per_waiter_ms`: the hold grows with the updates waiting for the same row;
+//! - `[machine] cores` + `[machine.cpu]`: CPU every update needs on one of the shared cores;
+//! - `[wal] flush_ms, group_commit`: the flush every commit waits for;
+//! - `[client] overhead_ms` / `[client.overhead]`: time outside the database (round trip,
+//!   scheduling), in the response time and a client's cycle, never in a row's hold.
+
+use std::fmt;
+
+use super::hold::HoldDist;
+use super::time::SimTime;
+use crate::stats::WaitStats;
+
+/// The CPU every update needs while it holds its row.
+#[derive(Debug, Clone)]
+pub struct Cpu {
+    /// Cores shared by every row and key.
+    pub cores: u32,
+    /// CPU time of one update.
+    pub demand: HoldDist,
+}
+
+/// The WAL flush every commit waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalModel {
+    /// How long one flush takes.
+    pub flush: SimTime,
+    /// Whether one flush covers every commit waiting when it starts.
+    pub group_commit: bool,
+}
+
+/// The machine sections of a scenario; all empty for the seed's lock model.
+#[derive(Debug, Clone, Default)]
+pub struct MachineModel {
+    /// Extra hold per update waiting for the same row when an update takes it.
+    pub per_waiter: SimTime,
+    /// Shared CPU.
+    pub cpu: Option<Cpu>,
+    /// The WAL flush.
+    pub wal: Option<WalModel>,
+    /// Time outside the database per request.
+    pub overhead: Option<HoldDist>,
+}
+
+/// What limits a shard count's throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Bottleneck {
+    /// The busiest key's rows.
+    Row,
+    /// The shared CPU.
+    Cpu,
+    /// The WAL flush.
+    Wal,
+    /// A closed loop's clients: nothing in the database is near full.
+    Clients,
+}
+
+impl Bottleneck {
+    /// Its name in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bottleneck::Row => "row",
+            Bottleneck::Cpu => "cpu",
+            Bottleneck::Wal => "wal",
+            Bottleneck::Clients => "clients",
+        }
+    }
+}
+
+impl fmt::Display for Bottleneck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl MachineModel {
+    /// Whether no machine section is set (the seed's lock model).
+    pub fn is_empty(&self) -> bool {
+        self.per_waiter == 0 && self.cpu.is_none() && self.wal.is_none() && self.overhead.is_none()
+    }
+
+    /// A row's mean hold with nobody waiting, in nanoseconds: the drawn hold, the CPU and the
+    /// flush (the row is held until the commit).
+    pub fn row_hold_ns(&self, hold: &HoldDist) -> f64 {
+        hold.mean_ns()
+            + self.cpu.as_ref().map_or(0.0, |cpu| cpu.demand.mean_ns())
+            + self.wal.map_or(0.0, |wal| wal.flush as f64)
+    }
+
+    /// The most updates a second the machine takes over all rows and keys, and which part
+    /// sets it: the cores ÷ the mean CPU, or one flush at a time without group commit (`None`
+    /// when neither bounds it).
+    pub fn ceiling_per_s(&self) -> Option<(f64, Bottleneck)> {
+        let cpu = self.cpu.as_ref().and_then(|cpu| {
+            let mean = cpu.demand.mean_ns();
+            (mean > 0.0).then(|| (f64::from(cpu.cores) * 1e9 / mean, Bottleneck::Cpu))
+        });
+        let wal = self
+            .wal
+            .filter(|wal| !wal.group_commit && wal.flush > 0)
+            .map(|wal| (1e9 / wal.flush as f64, Bottleneck::Wal));
+        match (cpu, wal) {
+            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The mean time outside the database, in nanoseconds.
+    pub fn overhead_ns(&self) -> f64 {
+        self.overhead.as_ref().map_or(0.0, HoldDist::mean_ns)
+    }
+}
+
+/// What the machine did in one shard count's measured period.
+#[derive(Debug, Clone)]
+pub struct MachineRun {
+    /// Cores (0 without `[machine]`).
+    pub cores: u32,
+    /// CPU time spent in the measured period.
+    pub cpu_busy_ns: u128,
+    /// Flushes started in the measured period.
+    pub flushes: u64,
+    /// Time the WAL spent flushing in the measured period.
+    pub wal_busy_ns: u128,
+    /// Commits in the measured period.
+    pub commits: u64,
+    /// Time the busiest row of the busiest key was held in the measured period.
+    pub busiest_row_ns: u64,
+    /// The measured period's length.
+    pub measured_ns: SimTime,
+    /// Response times (send → commit acknowledged, the time outside the database included)
+    /// of open arrivals; a closed loop keeps them in its [`super::closed::ClosedRun`].
+    pub responses: Option<WaitStats>,
+}
+
+impl MachineRun {
+    /// The cores' busy fraction (`None` without `[machine]`).
+    pub fn cpu_utilization(&self) -> Option<f64> {
+        (self.cores > 0 && self.measured_ns > 0)
+            .then(|| self.cpu_busy_ns as f64 / (f64::from(self.cores) * self.measured_ns as f64))
+    }
+
+    /// Flushes per commit (`None` without `[wal]` or commits).
+    pub fn fsyncs_per_commit(&self, has_wal: bool) -> Option<f64> {
+        (has_wal && self.commits > 0).then(|| self.flushes as f64 / self.commits as f64)
+    }
+
+    /// The WAL's busy fraction.
+    pub fn wal_utilization(&self) -> f64 {
+        if self.measured_ns == 0 {
+            return 0.0;
+        }
+        self.wal_busy_ns as f64 / self.measured_ns as f64
+    }
+
+    /// The busy fraction of the busiest key's busiest row.
+    pub fn row_utilization(&self) -> f64 {
+        if self.measured_ns == 0 {
+            return 0.0;
+        }
+        self.busiest_row_ns as f64 / self.measured_ns as f64
+    }
+}

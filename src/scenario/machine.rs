@@ -1,0 +1,141 @@
+//! Validation of the machine sections: `[hold] per_waiter_ms`, `[machine]` with
+//! `[machine.cpu]`, `[wal]` and `[client] overhead_ms` / `[client.overhead]`, each failure
+//! naming its field. Any of them puts the scenario on the event-driven pipeline.
+
+use super::Scenario;
+use super::file::{ClientTable, HoldTable, ScenarioFile};
+use super::validate::{FieldError, MAX_HOLD_MS, Min, number, resolve_hold};
+use crate::model::HoldDist;
+use crate::model::machine::{Cpu, MachineModel, WalModel};
+use crate::model::time::ms_f64_to_ns;
+
+/// Most cores a machine may have.
+pub const MAX_CORES: u32 = 4096;
+
+/// The machine sections of `file`, resolved.
+pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, FieldError> {
+    let per_waiter = match file.hold.as_ref().and_then(|hold| hold.per_waiter_ms) {
+        Some(ms) => ms_f64_to_ns(
+            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("hold.per_waiter_ms".to_owned(), m))?,
+        ),
+        None => 0,
+    };
+    let cpu = file
+        .machine
+        .as_ref()
+        .map(|table| {
+            let cores = table.cores.ok_or_else(|| {
+                (
+                    "machine.cores".to_owned(),
+                    "missing: the cores every update's CPU runs on, e.g. cores = 2".to_owned(),
+                )
+            })?;
+            if cores == 0 || cores > MAX_CORES {
+                return Err((
+                    "machine.cores".to_owned(),
+                    format!("must be from 1 to {MAX_CORES}, got {cores}"),
+                ));
+            }
+            let demand = table.cpu.as_ref().ok_or_else(|| {
+                (
+                    "machine.cpu".to_owned(),
+                    "missing: add [machine.cpu] with the CPU of one update, e.g. dist = \"constant\" and ms = 0.036".to_owned(),
+                )
+            })?;
+            let demand = distribution(demand, "machine.cpu")?;
+            Ok(Cpu { cores, demand })
+        })
+        .transpose()?;
+    let wal = file
+        .wal
+        .as_ref()
+        .map(|table| {
+            let flush_ms = table.flush_ms.ok_or_else(|| {
+                (
+                    "wal.flush_ms".to_owned(),
+                    "missing: how long one WAL flush takes, ms, e.g. flush_ms = 0.087".to_owned(),
+                )
+            })?;
+            let flush_ms = number(flush_ms, Min::Above(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("wal.flush_ms".to_owned(), m))?;
+            Ok::<_, FieldError>(WalModel {
+                flush: ms_f64_to_ns(flush_ms).max(1),
+                group_commit: table.group_commit.unwrap_or(true),
+            })
+        })
+        .transpose()?;
+    let overhead = file
+        .client
+        .as_ref()
+        .map(resolve_overhead)
+        .transpose()?
+        .flatten();
+    Ok(MachineModel {
+        per_waiter,
+        cpu,
+        wal,
+        overhead,
+    })
+}
+
+/// `[client] overhead_ms` (a constant) or `[client.overhead]` (a distribution).
+fn resolve_overhead(table: &ClientTable) -> Result<Option<HoldDist>, FieldError> {
+    match (table.overhead_ms, &table.overhead) {
+        (Some(_), Some(_)) => Err((
+            "client.overhead_ms".into(),
+            "give the time outside the database once: overhead_ms (a constant) or [client.overhead] (a distribution)".into(),
+        )),
+        (Some(ms), None) => {
+            let ms = number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("client.overhead_ms".to_owned(), m))?;
+            Ok(Some(HoldDist::Constant {
+                hold_ns: ms_f64_to_ns(ms),
+            }))
+        }
+        (None, Some(dist)) => distribution(dist, "client.overhead").map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A distribution table with `[hold]`'s fields under `prefix`.
+fn distribution(table: &HoldTable, prefix: &str) -> Result<HoldDist, FieldError> {
+    if table.per_waiter_ms.is_some() {
+        return Err((
+            format!("{prefix}.per_waiter_ms"),
+            "belongs to [hold]: only a row's hold grows with its waiters".into(),
+        ));
+    }
+    resolve_hold(table).map_err(|(field, m)| (format!("{prefix}.{field}"), m))
+}
+
+/// Whether `[client]` sets a timeout policy (not only the time outside the database).
+pub(super) fn has_client_policy(table: &ClientTable) -> bool {
+    let policy = ClientTable {
+        overhead_ms: None,
+        overhead: None,
+        ..table.clone()
+    };
+    policy != ClientTable::default()
+}
+
+/// What the pipeline does not simulate yet: refused by name, so no run silently drops it.
+pub(super) fn check_pipeline(scenario: &Scenario) -> Result<(), FieldError> {
+    if !scenario.pipeline {
+        return Ok(());
+    }
+    let refused = [
+        ("client.timeout_ms", scenario.features.client.is_some()),
+        ("batching", scenario.features.batching.is_some()),
+        ("pool", scenario.features.pool.is_some()),
+        ("reads", scenario.features.reads.is_some()),
+        ("adaptive", scenario.adaptive.is_some()),
+    ];
+    if let Some((section, _)) = refused.iter().find(|(_, set)| *set) {
+        return Err((
+            (*section).into(),
+            "is not simulated on the event-driven pipeline yet (used for [machine], [wal], hold.per_waiter_ms, client.overhead_ms and --engine event): drop one or the other".into(),
+        ));
+    }
+    Ok(())
+}

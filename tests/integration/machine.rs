@@ -1,0 +1,361 @@
+//! The machine behind the rows, on the event-driven pipeline: the fast path and the pipeline
+//! agree byte for byte where both apply; hand traces for the per-waiter hold and group
+//! commit; M/M/c on the cores (Erlang C) and M/M/1//K on the pipeline; the one-row collapse
+//! (bistability); what validation refuses.
+
+use std::fs;
+use std::path::Path;
+
+use shardsim::model::{NoEvents, ShardRun};
+use shardsim::scenario::{Overrides, Scenario};
+use shardsim::theory;
+
+use crate::common::{repo, run_text, shardsim, stderr};
+
+/// A scenario from TOML text, on the event-driven pipeline whatever its sections.
+fn on_pipeline(dir: &Path, text: &str) -> Scenario {
+    let overrides = Overrides {
+        event_path: true,
+        ..Overrides::default()
+    };
+    Scenario::parse(&dir.join("test.toml"), text, &overrides)
+        .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
+}
+
+fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
+    let observers = vec![NoEvents; scenario.shards.len()];
+    shardsim::sweep::run(scenario, 0, observers, &shardsim::sweep::NoProgress)
+        .expect("the sweep runs")
+        .into_iter()
+        .map(|(run, _)| run)
+        .collect()
+}
+
+/// Every file of a folder but the report page (it carries the date), by name.
+fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().is_some_and(|name| name != "report.html"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, fs::read(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn the_pipeline_gives_the_fast_paths_bytes_on_every_shipped_scenario_both_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["seed-example", "final", "evening", "pgbench"] {
+        let scenario = repo(&format!("scenarios/{name}.toml"));
+        let scenario = scenario.to_str().unwrap();
+        let mut folders = Vec::new();
+        for engine in ["auto", "event"] {
+            let out = dir.path().join(format!("{name}-{engine}"));
+            let output = shardsim(
+                dir.path(),
+                &[
+                    "run",
+                    scenario,
+                    "--quiet",
+                    "--events",
+                    "--engine",
+                    engine,
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+            );
+            assert!(output.status.success(), "{name}: {}", stderr(&output));
+            folders.push(outputs(&out));
+        }
+        let names: Vec<&String> = folders[0].iter().map(|(name, _)| name).collect();
+        assert!(
+            names.iter().any(|n| *n == "summary.csv") && names.len() > 5,
+            "{names:?}"
+        );
+        for ((file, fast), (_, event)) in folders[0].iter().zip(&folders[1]) {
+            if file == "events.csv" {
+                // The pipeline lists each update when it takes its row, the closed form when
+                // it arrives: the same lines, in another order.
+                let lines = |bytes: &[u8]| {
+                    let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
+                        .lines()
+                        .map(String::from)
+                        .collect();
+                    lines.sort();
+                    lines
+                };
+                assert_eq!(lines(fast), lines(event), "{name}: events.csv");
+                continue;
+            }
+            assert!(fast == event, "{name}: {file} differs between the engines");
+        }
+        assert_eq!(folders[0].len(), folders[1].len(), "{name}: same files");
+    }
+}
+
+#[test]
+fn each_waiter_lengthens_the_hold_of_the_update_that_takes_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.csv"), "t_ms,key\n0,p\n0,p\n0,p\n").unwrap();
+    // One row, hold 10 ms, +1 ms per waiter. A takes the row at 0 with nobody waiting yet and
+    // commits at 10; B takes it at 10 with C waiting: 11 ms, to 21; C at 21, alone: to 31.
+    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 10\nper_waiter_ms = 1\n\
+                [arrivals]\ntrace = \"t.csv\"\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let run = &simulate(&on_pipeline(dir.path(), text))[0];
+    let waits = run.waits.summary();
+    assert_eq!(waits.max_ns, 21_000_000);
+    assert_eq!(waits.mean_ns, 10_333_333, "(0 + 10 + 21) / 3 ms");
+    assert_eq!(run.completed, 3);
+    let responses = run.machine.as_ref().unwrap().responses.as_ref().unwrap();
+    assert_eq!(responses.summary().max_ns, 31_000_000, "C answers at 31 ms");
+}
+
+#[test]
+fn group_commit_covers_every_commit_waiting_when_the_flush_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("t.csv"),
+        "t_ms,key\n0,p\n0,p\n0,p\n0,p\n0,p\n",
+    )
+    .unwrap();
+    // Five updates at 0 on five rows, no hold, a 1 ms flush. The first starts a flush alone;
+    // the other four finish their work while it runs and share the next: 2 flushes, answers
+    // at 1, 2, 2, 2, 2 ms. Without group commit each flushes alone: 1, 2, 3, 4, 5 ms.
+    for (group_commit, flushes, mean_ns, max_ns) in [
+        (true, 2, 1_800_000, 2_000_000),
+        (false, 5, 3_000_000, 5_000_000),
+    ] {
+        let text = format!(
+            "shards = [5]\nduration_s = 1\n[hold]\nms = 0\n[wal]\nflush_ms = 1\n\
+             group_commit = {group_commit}\n[arrivals]\ntrace = \"t.csv\"\n"
+        );
+        fs::write(dir.path().join("test.toml"), &text).unwrap();
+        let run = &simulate(&on_pipeline(dir.path(), &text))[0];
+        let machine = run.machine.as_ref().unwrap();
+        assert_eq!(machine.flushes, flushes, "group commit {group_commit}");
+        assert_eq!(machine.commits, 5);
+        let responses = machine.responses.as_ref().unwrap().summary();
+        assert_eq!(responses.mean_ns, mean_ns, "group commit {group_commit}");
+        assert_eq!(responses.max_ns, max_ns, "group commit {group_commit}");
+        assert_eq!(
+            run.waits.summary().max_ns,
+            0,
+            "five rows: nobody waits for one"
+        );
+    }
+}
+
+#[test]
+fn one_row_flushes_once_per_commit_with_or_without_group_commit() {
+    // The row is held until its flush ends, so the next commit on it can never share one.
+    for group_commit in [true, false] {
+        let text = format!(
+            "shards = [1]\nduration_s = 20\n[hold]\ndist = \"exponential\"\nmean_ms = 0.2\n\
+             [wal]\nflush_ms = 0.1\ngroup_commit = {group_commit}\n[arrivals]\nrate_per_s = 2000\n"
+        );
+        let run = &simulate(&on_pipeline(Path::new("."), &text))[0];
+        let machine = run.machine.as_ref().unwrap();
+        assert!(machine.commits > 30_000, "{}", machine.commits);
+        assert!(
+            machine.flushes.abs_diff(machine.commits) <= 1,
+            "group commit {group_commit}: {} flushes for {} commits",
+            machine.flushes,
+            machine.commits
+        );
+    }
+}
+
+#[test]
+fn updates_on_rows_that_never_meet_queue_for_the_cores_as_m_m_c() {
+    // 4096 rows (no row is ever busy when an update arrives), no hold, exponential CPU of mean
+    // 1 ms on 2 cores, Poisson arrivals at 1,500/s: the cores are M/M/2 at ρ = 0.75, so the
+    // mean response is Erlang C's mean wait plus the 1 ms of CPU.
+    let text = "shards = [4096]\nduration_s = 400\nseed = 5\n[hold]\nms = 0\n[machine]\ncores = 2\n\
+                [machine.cpu]\ndist = \"exponential\"\nmean_ms = 1\n[arrivals]\nrate_per_s = 1500\n";
+    let run = &simulate(&on_pipeline(Path::new("."), text))[0];
+    let machine = run.machine.as_ref().unwrap();
+    let response_ms = machine.responses.as_ref().unwrap().summary().mean_ns as f64 / 1e6;
+    let theory_ms = theory::mmc_wait_mean(2, 1.5, 1.0) + 1.0;
+    // 600,000 updates; ten seeds spread the mean response by about 0.4% (M/M/2 at 0.75 is
+    // strongly correlated): 2% is five standard deviations.
+    assert!(
+        (response_ms / theory_ms - 1.0).abs() < 0.02,
+        "response {response_ms:.4} ms, Erlang C {theory_ms:.4} ms"
+    );
+    let utilization = machine.cpu_utilization().unwrap();
+    assert!((utilization - 0.75).abs() < 0.01, "cpu {utilization}");
+    assert_eq!(run.waits.summary().max_ns, 0, "no row is ever busy");
+}
+
+#[test]
+fn a_closed_loop_on_the_pipeline_is_the_machine_repairman_model() {
+    // K = 10 clients, exponential think 5 ms, one row with an exponential 1 ms hold: M/M/1//K.
+    let (clients, think_ms, service_ms) = (10u32, 5.0f64, 1.0f64);
+    let text = format!(
+        "shards = [1]\nduration_s = 600\nseed = 9\n[hold]\ndist = \"exponential\"\nmean_ms = {service_ms}\n\
+         [arrivals]\nclients = {clients}\nthink_ms = {think_ms}\nthink_dist = \"exponential\"\n"
+    );
+    let run = &simulate(&on_pipeline(Path::new("."), &text))[0];
+    let r = service_ms / think_ms;
+    let (mut term, mut sum) = (1.0, 1.0);
+    for n in 1..=clients {
+        term *= f64::from(clients - n + 1) * r;
+        sum += term;
+    }
+    let throughput_per_ms = (1.0 - 1.0 / sum) / service_ms;
+    let response_ms = f64::from(clients) / throughput_per_ms - think_ms;
+    let simulated = run.completed as f64 / 600.0;
+    let mean_ms = run.closed.as_ref().unwrap().responses.summary().mean_ns as f64 / 1e6;
+    // About 590,000 cycles: as in the fast path's test, 1% and 2% are about six deviations.
+    assert!(
+        (simulated / (throughput_per_ms * 1e3) - 1.0).abs() < 0.01,
+        "throughput {simulated:.1}/s, theory {:.1}/s",
+        throughput_per_ms * 1e3
+    );
+    assert!(
+        (mean_ms / response_ms - 1.0).abs() < 0.02,
+        "response {mean_ms:.4} ms, theory {response_ms:.4} ms"
+    );
+}
+
+#[test]
+fn a_row_whose_hold_grows_with_its_queue_never_drains_once_swamped() {
+    // One row, 1 ms hold + 0.01 ms per waiter, fed 500/s: half its peak. Past 100 waiters it
+    // commits fewer than 500 a second, so a queue that gets there only grows.
+    let run = |burst: bool, per_waiter_ms: f64| {
+        let first = if burst { 5000 } else { 500 };
+        let text = format!(
+            "shards = [1]\nseed = 4\n[hold]\nms = 1\nper_waiter_ms = {per_waiter_ms}\n[arrivals]\n\
+             profile = [{{ seconds = 1, rate_per_s = {first} }}, {{ seconds = 59, rate_per_s = 500 }}]\n"
+        );
+        simulate(&on_pipeline(Path::new("."), &text)).remove(0)
+    };
+    let calm = run(false, 0.01);
+    assert!(
+        calm.backlog_final < 20 && calm.backlog_max < 100,
+        "started empty it stays stable: {} waiting at the end, {} at most",
+        calm.backlog_final,
+        calm.backlog_max
+    );
+    let swamped = run(true, 0.01);
+    assert!(
+        swamped.backlog_final > 20_000,
+        "the same rate after a one-second burst never drains: {} waiting at the end",
+        swamped.backlog_final
+    );
+    let fixed_hold = run(true, 0.0);
+    assert!(
+        fixed_hold.backlog_final < 20,
+        "with a fixed hold the burst drains in about 9 s: {} waiting",
+        fixed_hold.backlog_final
+    );
+}
+
+#[test]
+fn the_pipeline_gives_the_same_bytes_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = repo("scenarios/postgres-2core.toml");
+    let mut summaries = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path().join(threads);
+        let output = shardsim(
+            dir.path(),
+            &[
+                "run",
+                scenario.to_str().unwrap(),
+                "--quiet",
+                "--threads",
+                threads,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        summaries.push(outputs(&out));
+    }
+    assert!(summaries[0] == summaries[1]);
+}
+
+#[test]
+fn validation_names_the_machine_field_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "shards = [1]\nduration_s = 1\n[arrivals]\nrate_per_s = 10\n";
+    let cases = [
+        (
+            "[hold]\nms = 1\n[machine]\n[machine.cpu]\nms = 1\n",
+            "machine.cores",
+        ),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 0\n[machine.cpu]\nms = 1\n",
+            "machine.cores",
+        ),
+        ("[hold]\nms = 1\n[machine]\ncores = 2\n", "machine.cpu"),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 2\n[machine.cpu]\nms = 1\nper_waiter_ms = 1\n",
+            "machine.cpu.per_waiter_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 2\n[machine.cpu]\nmean_ms = 1\n",
+            "machine.cpu.mean_ms",
+        ),
+        ("[hold]\nms = 1\n[wal]\nflush_ms = 0\n", "wal.flush_ms"),
+        (
+            "[hold]\nms = 1\n[wal]\ngroup_commit = true\n",
+            "wal.flush_ms",
+        ),
+        ("[hold]\nms = 1\nper_waiter_ms = -1\n", "hold.per_waiter_ms"),
+        (
+            "[hold]\nms = 1\n[client]\noverhead_ms = 1\n[client.overhead]\nms = 1\n",
+            "client.overhead_ms",
+        ),
+        (
+            "[hold]\nms = 1\nper_waiter_ms = 0.1\n[pool]\nsize = 4\n",
+            "pool",
+        ),
+        (
+            "[hold]\nms = 1\n[wal]\nflush_ms = 1\n[client]\ntimeout_ms = 5\n",
+            "client.timeout_ms",
+        ),
+    ];
+    for (tables, field) in cases {
+        let output = run_text(dir.path(), &format!("{base}{tables}"), &[]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{tables}: {message}");
+        assert!(
+            message.contains(&format!("test.toml: {field}:")) && message.lines().count() == 1,
+            "{tables}: {message}"
+        );
+        assert!(
+            !dir.path().join("out").exists(),
+            "{tables}: nothing written"
+        );
+    }
+}
+
+#[test]
+fn the_time_outside_the_database_is_in_the_response_never_in_the_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two clients, hold 10 ms, 5 ms outside the database. On two rows each client cycles
+    // every 15 ms and never waits. On one row the row binds: it commits every 10 ms, and a
+    // client whose answer took 5 ms finds the other's update on the row for 5 ms more.
+    let text = "shards = [1, 2]\nduration_s = 3\n[hold]\nms = 10\n[client]\noverhead_ms = 5\n\
+                [arrivals]\nclients = 2\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let runs = simulate(&on_pipeline(dir.path(), text));
+    // Two rows: no wait, each client cycles every 15 ms: 2 × 200 commits in 3 s.
+    assert_eq!(runs[1].completed, 400);
+    let two = runs[1].closed.as_ref().unwrap().responses.summary();
+    assert_eq!((two.p50_ns, two.max_ns), (15_000_000, 15_000_000));
+    // One row: it commits every 10 ms (300 in 3 s) and each client waits 5 ms a cycle.
+    assert_eq!(runs[0].completed, 300);
+    let p50 = runs[0].waits.summary().p50_ns as f64;
+    assert!(
+        (p50 / 5e6 - 1.0).abs() < 1e-3,
+        "p50 wait {p50} ns (3 digits)"
+    );
+}
