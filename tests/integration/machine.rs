@@ -6,11 +6,10 @@
 use std::fs;
 use std::path::Path;
 
-use shardsim::model::{NoEvents, ShardRun};
 use shardsim::scenario::{Overrides, Scenario};
 use shardsim::theory;
 
-use crate::common::{repo, run_text, shardsim, stderr};
+use crate::common::{repo, run_text, shardsim, simulate, stderr};
 
 /// A scenario from TOML text, on the event-driven pipeline whatever its sections.
 fn on_pipeline(dir: &Path, text: &str) -> Scenario {
@@ -20,15 +19,6 @@ fn on_pipeline(dir: &Path, text: &str) -> Scenario {
     };
     Scenario::parse(&dir.join("test.toml"), text, &overrides)
         .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
-}
-
-fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
-    let observers = vec![NoEvents; scenario.shards.len()];
-    shardsim::sweep::run(scenario, 0, observers, &shardsim::sweep::NoProgress)
-        .expect("the sweep runs")
-        .into_iter()
-        .map(|(run, _)| run)
-        .collect()
 }
 
 /// Every file of a folder but the report page (it carries the date), by name.

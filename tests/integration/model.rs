@@ -100,6 +100,25 @@ impl Observer for Decisions {
     }
 }
 
+/// An engine of `shards` rows per key, measuring everything, three hot keys reported.
+fn test_config(shards: u32, policy: Policy, horizon: SimTime, window: SimTime) -> EngineConfig {
+    EngineConfig {
+        shards,
+        policy,
+        horizon,
+        window,
+        window_count: horizon.div_ceil(window) as usize,
+        key_hint: 1,
+        measure_from: 0,
+        features: Default::default(),
+        seed: 1,
+        hot_keys: 3,
+        adaptive: None,
+        hot_key: 0,
+        queue_limit: u64::MAX,
+    }
+}
+
 fn policy() -> impl Strategy<Value = Policy> {
     prop::sample::select(Policy::ALL.to_vec())
 }
@@ -141,21 +160,7 @@ proptest! {
     ) {
         let last = arrivals.last().unwrap().at;
         let horizon = last + 1 + extra;
-        let config = EngineConfig {
-            shards,
-            policy,
-            horizon,
-            window,
-            window_count: horizon.div_ceil(window) as usize,
-            key_hint: 1,
-            measure_from: 0,
-            features: Default::default(),
-            seed: 1,
-            hot_keys: 3,
-            adaptive: None,
-            hot_key: 0,
-            queue_limit: u64::MAX,
-        };
+        let config = test_config(shards, policy, horizon, window);
         let mut engine = Engine::new(config, Recorder::default());
         for part in arrivals.chunks(chunk) {
             engine.feed(part);
@@ -232,21 +237,7 @@ proptest! {
         // closed form does: the same start for each arrival, the same figures and windows.
         let last = arrivals.last().unwrap().at;
         let horizon = last + 1 + extra;
-        let config = EngineConfig {
-            shards,
-            policy,
-            horizon,
-            window,
-            window_count: horizon.div_ceil(window) as usize,
-            key_hint: 1,
-            measure_from: 0,
-            features: Default::default(),
-            seed: 1,
-            hot_keys: 3,
-            adaptive: None,
-            hot_key: 0,
-            queue_limit: u64::MAX,
-        };
+        let config = test_config(shards, policy, horizon, window);
         let mut engine = Engine::new(config.clone(), Decisions::default());
         let mut pipeline = Pipeline::new(config, Default::default(), Decisions::default());
         for part in arrivals.chunks(chunk) {
