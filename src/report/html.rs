@@ -93,12 +93,24 @@ pub fn render(
 
 fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
     let arrivals = rows.first().map_or(0, |row| row.arrivals);
+    // A closed loop's count differs per shard count: it follows the rows.
+    let load = match &scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(closed) => format!(
+            "{} in a closed loop for {} s, up to {}/s",
+            units::plural(u64::from(closed.clients), "client"),
+            units::quantity(scenario.duration_s()),
+            units::quantity(scenario.peak_offered_per_s())
+        ),
+        _ => format!(
+            "{} increments over {} s, peak {}/s",
+            units::count(arrivals),
+            units::quantity(scenario.duration_s()),
+            units::quantity(scenario.peak_offered_per_s())
+        ),
+    };
     let mut text = format!(
-        "{} increments over {} s, peak {}/s; mean hold {}; policy {}; seed {}",
-        units::count(arrivals),
-        units::quantity(scenario.duration_s()),
-        units::quantity(scenario.peak_offered_per_s()),
-        units::duration(scenario.hold.mean_ns().round() as u64),
+        "{load}; mean hold {}; policy {}; seed {}",
+        units::duration(scenario.row_hold_ns().round() as u64),
         scenario.policy,
         scenario.seed
     );
