@@ -73,6 +73,8 @@ pub struct Plan {
     pub mean_hold_ms: f64,
     /// The hold distribution's name.
     pub hold_dist: &'static str,
+    /// Whether a machine (per-waiter holds, CPU, flush, overhead) stands behind the rows.
+    pub has_machine: bool,
     /// The slot-choice policy.
     pub policy: Policy,
     /// The targets.
@@ -96,12 +98,14 @@ pub struct Plan {
 /// Plans the shard count for `base`'s peak under `targets`.
 pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Plan, InputError> {
     let peak_per_s = base.peak_offered_per_s();
-    let mean_hold_s = base.hold.mean_ns() / 1e9;
+    // The row is held until the commit: with a machine, through its CPU and flush too.
+    let mean_hold_s = base.row_hold_ns() / 1e9;
     let load = peak_per_s * mean_hold_s;
     let limit = targets.max_utilization.unwrap_or(1.0);
     let utilization_shards = min_shards_for_utilization(load, limit);
     let peak = peak_scenario(base, settings);
     let mut evaluations = BTreeMap::new();
+    let machine_bound = machine_bound_reason(base, limit);
     let mut evaluate = |shards: u32| -> Result<bool, InputError> {
         if let Some(done) = evaluations.get(&shards) {
             let done: &Evaluation = done;
@@ -116,6 +120,10 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     let mut failing = 0;
     let mut candidate = (load.floor() as u32).clamp(1, settings.max_shards);
     let passing = loop {
+        // No row count gets past the machine's ceiling: nothing to search.
+        if machine_bound.is_some() {
+            break None;
+        }
         if evaluate(candidate)? {
             break Some(candidate);
         }
@@ -143,19 +151,22 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         None => None,
     };
     let unmet_reason = answer.is_none().then(|| {
-        unmet_reason(
-            &evaluations,
-            &targets,
-            settings.max_shards,
-            utilization_shards,
-            load,
-        )
+        machine_bound.clone().unwrap_or_else(|| {
+            unmet_reason(
+                &evaluations,
+                &targets,
+                settings.max_shards,
+                utilization_shards,
+                load,
+            )
+        })
     });
     Ok(Plan {
         scenario: base.name.clone(),
         peak_per_s,
         mean_hold_ms: mean_hold_s * 1e3,
         hold_dist: hold_name(&base.hold),
+        has_machine: !base.machine.is_empty(),
         policy: base.policy,
         targets,
         settings,
@@ -173,6 +184,24 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
             settings.max_shards,
             utilization_shards,
         ),
+    })
+}
+
+/// Why no shard count can meet a target when the peak over all keys reaches the machine's
+/// ceiling (times the utilization limit): more rows cannot raise it.
+fn machine_bound_reason(base: &Scenario, limit: f64) -> Option<String> {
+    let (ceiling, part) = base.machine.ceiling_per_s()?;
+    let peak = base.peak_total_per_s();
+    (peak >= ceiling * limit).then(|| {
+        format!(
+            "the peak of {peak:.0}/s over all keys reaches what the machine takes ({ceiling:.0}/s, bound by its {part}{}): \
+             no shard count can meet the target; a faster machine or fewer updates (batching) can",
+            if limit < 1.0 {
+                format!(", times max_utilization {limit}")
+            } else {
+                String::new()
+            }
+        )
     })
 }
 
@@ -265,7 +294,8 @@ pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
     let rate_per_ms = scenario.peak_offered_per_s() / 1e3;
     let hold_ms = scenario.hold.mean_ns() / 1e6;
     let stable = rate_per_ms * hold_ms < f64::from(shards);
-    if !stable || scenario.keys.count > 1 {
+    // The queueing formulas know the row's hold alone, not a machine behind it.
+    if !stable || scenario.keys.count > 1 || !scenario.machine.is_empty() {
         return None;
     }
     match (&scenario.hold, scenario.policy) {
@@ -310,7 +340,7 @@ fn theory_shards(
 ) -> Option<u32> {
     (from..=max_shards).find_map(|shards| {
         let theory = exact_theory(scenario, shards)?;
-        let utilization = peak_per_s * scenario.hold.mean_ns() / 1e9 / f64::from(shards);
+        let utilization = peak_per_s * scenario.row_hold_ns() / 1e9 / f64::from(shards);
         let meets = targets
             .p99_ns
             .is_none_or(|t| theory.p99_ms * 1e6 <= t as f64)

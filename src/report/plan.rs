@@ -158,11 +158,16 @@ pub fn render(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "plan for {}: peak {}/s, mean hold {} ms ({}), policy {}",
+        "plan for {}: peak {}/s, mean hold {} ms ({}{}), policy {}",
         plan.scenario,
         units::quantity(plan.peak_per_s),
         compact(plan.mean_hold_ms),
         plan.hold_dist,
+        if plan.has_machine {
+            " draw, with the machine's CPU and flush"
+        } else {
+            ""
+        },
         plan.policy
     );
     let _ = writeln!(
@@ -264,6 +269,12 @@ pub fn render(plan: &Plan) -> String {
         }
         (Some(n), None) => {
             let _ = writeln!(out, "  exact theory: {n} shards{}", versus(plan.answer, n));
+        }
+        (None, _) if plan.has_machine => {
+            let _ = writeln!(
+                out,
+                "  exact theory: none with a machine behind the rows (the formulas know the row's hold alone)"
+            );
         }
         (None, _) => {
             let _ = writeln!(

@@ -349,3 +349,27 @@ fn the_time_outside_the_database_is_in_the_response_never_in_the_hold() {
         "p50 wait {p50} ns (3 digits)"
     );
 }
+
+#[test]
+fn plan_says_at_once_when_the_machine_caps_every_shard_count() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2 cores × 1 / 0.05 ms = 40,000/s, and the peak is 50,000/s: no row count can keep up,
+    // so plan answers without searching (it used to simulate up to 1024 rows for a minute).
+    let text = "shards = [1]\nduration_s = 10\n[hold]\nms = 0.1\n[machine]\ncores = 2\n\
+                [machine.cpu]\nms = 0.05\n[arrivals]\nrate_per_s = 50000\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let started = std::time::Instant::now();
+    let output = shardsim(dir.path(), &["plan", "test.toml", "--p99-ms", "5"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("40000/s, bound by its cpu") && message.lines().count() == 1,
+        "{message}"
+    );
+    assert!(started.elapsed().as_secs() < 10, "no search");
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        table.contains("exact theory: none with a machine"),
+        "{table}"
+    );
+}
