@@ -252,13 +252,9 @@ impl<O: Observer> Engine<O> {
             self.close_window();
         }
         let extended = self.finish_extension();
-        let mut hot_keys = self
-            .keys
-            .as_ref()
-            .map_or_else(Vec::new, |keys| keys.hottest(self.config.hot_keys));
-        for key in &mut hot_keys {
-            key.rows = self.rows.rows_of(key.key);
-        }
+        let hot_keys = self.keys.as_ref().map_or_else(Vec::new, |keys| {
+            keys.hottest(self.config.hot_keys, |key| self.rows.rows_of(key))
+        });
         let run = ShardRun {
             shards: self.config.shards,
             arrivals: self.arrivals,

@@ -227,13 +227,9 @@ impl<O: Observer> Pipeline<O> {
         {
             self.handle(time);
         }
-        let mut hot_keys = self
-            .keys
-            .as_ref()
-            .map_or_else(Vec::new, |keys| keys.hottest(self.config.hot_keys));
-        for key in &mut hot_keys {
-            key.rows = self.locks.rows_of(key.key);
-        }
+        let hot_keys = self.keys.as_ref().map_or_else(Vec::new, |keys| {
+            keys.hottest(self.config.hot_keys, |key| self.locks.rows_of(key))
+        });
         let mut figures = self.figures;
         figures.busiest_row_ns = self.locks.busiest_row_ns(self.config.hot_key);
         figures.responses = Some(self.responses);

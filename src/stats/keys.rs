@@ -39,7 +39,7 @@ pub struct KeyFigures {
     pub p99_wait_ns: Option<SimTime>,
     /// Longest wait.
     pub max_wait_ns: SimTime,
-    /// Rows the key had at the end (filled in by the engine).
+    /// Rows the key had at the end.
     pub rows: u32,
 }
 
@@ -88,8 +88,9 @@ impl KeyTracker {
         }
     }
 
-    /// The `count` keys with the most increments (ties: lower key id first).
-    pub fn hottest(&self, count: usize) -> Vec<KeyFigures> {
+    /// The `count` keys with the most increments (ties: lower key id first), each with the
+    /// rows `rows_of` gives it.
+    pub fn hottest(&self, count: usize, rows_of: impl Fn(u32) -> u32) -> Vec<KeyFigures> {
         let mut order: Vec<&KeyStat> = self.stats.iter().filter(|s| s.arrivals > 0).collect();
         order.sort_unstable_by(|a, b| b.arrivals.cmp(&a.arrivals).then(a.key.cmp(&b.key)));
         order
@@ -106,7 +107,7 @@ impl KeyTracker {
                     .filter(|w| !w.is_empty())
                     .map(|w| w.value_at_quantile(0.99).min(stat.max_wait_ns)),
                 max_wait_ns: stat.max_wait_ns,
-                rows: 0,
+                rows: rows_of(stat.key),
             })
             .collect()
     }
@@ -124,7 +125,7 @@ mod tests {
         }
         tracker.record(1, 3, 5, true);
         tracker.record(1, 3, 15, true);
-        let hot = tracker.hottest(5);
+        let hot = tracker.hottest(5, |_| 0);
         assert_eq!(hot.len(), 2);
         assert_eq!(
             (hot[0].key, hot[0].arrivals, hot[0].max_wait_ns),
