@@ -32,9 +32,10 @@ const TRACE_KEY_BYTES: u64 = 2 * 48;
 const OUTPUT_WINDOW_BYTES: u64 = 200;
 /// Bytes one queued request takes on a calendar, allowing for the heap's doubling.
 pub const QUEUED_BYTES: u64 = 48;
-/// Bytes one queued request takes on the event-driven pipeline: its job (80 bytes) and links,
-/// allowing for the slab's doubling, and its calendar entries.
-pub const PIPELINE_QUEUED_BYTES: u64 = 192;
+/// Bytes one queued request takes on the event-driven pipeline: its job (120 bytes) and links
+/// (8), allowing for the slab's doubling, and its calendar entries (an event and a deadline,
+/// 24 each).
+pub const PIPELINE_QUEUED_BYTES: u64 = 304;
 /// Bytes the pipeline may keep per arrival for the waits of windows with an update still
 /// waiting (at worst every arrival since the queue last drained), allowing for doubling.
 const LATE_WAIT_BYTES: u64 = 16;

@@ -103,7 +103,8 @@ impl Adaptive {
     /// publishing a growth — when `now` has passed the window's end.
     pub fn record(&mut self, block: usize, key: u32, now: SimTime, wait: SimTime) {
         let window = self.policy.window;
-        if block == self.keys.len() {
+        // A key can get its rows before its first wait is known (see the key tracker).
+        while block >= self.keys.len() {
             self.keys.push(KeySignal {
                 window_end: (now / window + 1) * window,
                 count: 0,

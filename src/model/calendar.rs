@@ -37,6 +37,27 @@ impl<E> Calendar<E> {
         self.heap.push(Entry { time, seq, event });
     }
 
+    /// Schedules `event` at `time` like [`Calendar::schedule`], and keeps the next place in
+    /// the scheduling order for an event decided later ([`Calendar::pop_entry`] gives this
+    /// one's place; [`Calendar::schedule_in_place`] the kept one, one after it).
+    pub fn schedule_keeping_next(&mut self, time: SimTime, event: E) {
+        self.schedule(time, event);
+        self.next_seq += 1;
+    }
+
+    /// Schedules `event` at `time` in the place `seq` in the scheduling order (kept by
+    /// [`Calendar::schedule_keeping_next`]).
+    pub fn schedule_in_place(&mut self, time: SimTime, seq: u64, event: E) {
+        self.heap.push(Entry { time, seq, event });
+    }
+
+    /// Removes and returns the next event with its time and its place in the scheduling order.
+    pub fn pop_entry(&mut self) -> Option<(SimTime, u64, E)> {
+        self.heap
+            .pop()
+            .map(|entry| (entry.time, entry.seq, entry.event))
+    }
+
     /// The time of the next event, if any.
     pub fn next_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|entry| entry.time)
@@ -98,5 +119,17 @@ mod tests {
         calendar.schedule(3, 'd');
         let order: Vec<_> = std::iter::from_fn(|| calendar.pop()).collect();
         assert_eq!(order, [(3, 'b'), (3, 'd'), (5, 'a'), (5, 'c')]);
+    }
+
+    #[test]
+    fn a_kept_place_orders_a_later_event_as_if_scheduled_then() {
+        let mut calendar = Calendar::new();
+        calendar.schedule_keeping_next(5, 'a');
+        calendar.schedule(5, 'c');
+        let (time, seq, event) = calendar.pop_entry().unwrap();
+        assert_eq!((time, event), (5, 'a'));
+        calendar.schedule_in_place(5, seq + 1, 'b');
+        let order: Vec<_> = std::iter::from_fn(|| calendar.pop()).collect();
+        assert_eq!(order, [(5, 'b'), (5, 'c')]);
     }
 }

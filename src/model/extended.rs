@@ -84,42 +84,42 @@ pub struct PoolRun {
 }
 
 /// Likes held by one batching server: (key, arrival time).
-type Memory = Vec<(u32, SimTime)>;
+pub(super) type Memory = Vec<(u32, SimTime)>;
 
 /// The state of the optional behaviours.
 #[derive(Debug)]
 pub(super) struct Extension {
-    features: Arc<Features>,
-    pool: Option<FreeHeap>,
+    pub(super) features: Arc<Features>,
+    pub(super) pool: Option<FreeHeap>,
     /// Attempts waiting for their retry time, indexed by `Event::Retry`.
-    retry_slab: Vec<Attempt>,
-    free_slab: Vec<u32>,
-    retry_rng: SimRng,
-    server_rng: SimRng,
-    hold_rng: SimRng,
-    slot_rng: SimRng,
-    servers: Vec<Memory>,
-    counts: ClientCounts,
-    batch_likes: u64,
-    db_writes: u64,
-    flushed_likes: u64,
-    lost: u64,
-    delays: WaitStats,
-    at_risk: u64,
-    at_risk_max: u64,
+    pub(super) retry_slab: Vec<Attempt>,
+    pub(super) free_slab: Vec<u32>,
+    pub(super) retry_rng: SimRng,
+    pub(super) server_rng: SimRng,
+    pub(super) hold_rng: SimRng,
+    pub(super) slot_rng: SimRng,
+    pub(super) servers: Vec<Memory>,
+    pub(super) counts: ClientCounts,
+    pub(super) batch_likes: u64,
+    pub(super) db_writes: u64,
+    pub(super) flushed_likes: u64,
+    pub(super) lost: u64,
+    pub(super) delays: WaitStats,
+    pub(super) at_risk: u64,
+    pub(super) at_risk_max: u64,
     /// ∫ at_risk dt in likes × ns, up to `at_risk_since`.
-    at_risk_area: u128,
-    at_risk_since: SimTime,
-    neighbour_waits: Vec<WaitStats>,
-    like_connection_waits: WaitStats,
+    pub(super) at_risk_area: u128,
+    pub(super) at_risk_since: SimTime,
+    pub(super) neighbour_waits: Vec<WaitStats>,
+    pub(super) like_connection_waits: WaitStats,
     /// Cached totals: key → (built at, value).
-    read_cache: rustc_hash::FxHashMap<u32, (SimTime, u64)>,
-    key_reads: u64,
-    rows_touched: u64,
-    cache_hits: u64,
-    staleness_likes: WaitStats,
-    staleness: WaitStats,
-    lock_waits: WaitStats,
+    pub(super) read_cache: rustc_hash::FxHashMap<u32, (SimTime, u64)>,
+    pub(super) key_reads: u64,
+    pub(super) rows_touched: u64,
+    pub(super) cache_hits: u64,
+    pub(super) staleness_likes: WaitStats,
+    pub(super) staleness: WaitStats,
+    pub(super) lock_waits: WaitStats,
 }
 
 impl Extension {
@@ -165,6 +165,185 @@ impl Extension {
         self.at_risk_since = now;
         self.at_risk = self.at_risk + added - removed;
         self.at_risk_max = self.at_risk_max.max(self.at_risk);
+    }
+
+    /// The like of `attempt` failed for its client: the retry to make and its backoff delay,
+    /// or `None` (counted as failed) when it has no retry left or there is no client policy.
+    pub(super) fn retry_of(&mut self, attempt: Attempt) -> Option<(Attempt, SimTime)> {
+        let client = self.features.client.as_ref()?;
+        if attempt.retry >= client.retries {
+            self.counts.failed += 1;
+            return None;
+        }
+        let cap = client.backoff.saturating_mul(1u64 << attempt.retry.min(40));
+        let jitter = if cap == 0 {
+            0
+        } else {
+            bounded(self.retry_rng.next_u64(), cap + 1)
+        };
+        let retry = Attempt {
+            retry: attempt.retry + 1,
+            ..attempt
+        };
+        Some((retry, jitter))
+    }
+
+    /// Keeps `attempt` until its retry time; returns its index for [`Extension::unpark`].
+    pub(super) fn park(&mut self, attempt: Attempt) -> u32 {
+        match self.free_slab.pop() {
+            Some(index) => {
+                self.retry_slab[index as usize] = attempt;
+                index
+            }
+            None => {
+                self.retry_slab.push(attempt);
+                (self.retry_slab.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The attempt parked at `index`, whose retry time has come.
+    pub(super) fn unpark(&mut self, index: u32) -> Attempt {
+        self.free_slab.push(index);
+        self.retry_slab[index as usize]
+    }
+
+    /// Counts a like's attempt as it runs (takes its row): whether it repeats a like that
+    /// already ran, and whether its client saw it succeed. Returns what it adds to the row.
+    pub(super) fn count_execution(&mut self, attempt: &Attempt, timed_out: bool) -> u64 {
+        let idempotent = self.features.client.as_ref().is_some_and(|c| c.idempotent);
+        if attempt.is_like {
+            let counts = &mut self.counts;
+            counts.executions += 1;
+            if attempt.executed_before {
+                counts.duplicates += 1;
+            } else {
+                counts.distinct_executed += 1;
+            }
+            if !timed_out {
+                counts.succeeded += 1;
+            }
+        }
+        if attempt.executed_before && idempotent {
+            0
+        } else {
+            attempt.amount
+        }
+    }
+
+    /// A like lands in a random batching server's memory at `now`.
+    pub(super) fn batch_like(&mut self, now: SimTime, key: u32, at: SimTime) {
+        let servers = self.servers.len() as u64;
+        let server = bounded(self.server_rng.next_u64(), servers) as usize;
+        self.servers[server].push((key, at));
+        self.batch_likes += 1;
+        self.change_at_risk(now, 1, 0);
+    }
+
+    /// Empties `server`'s memory at `now` for its flush: the likes by key, then arrival time
+    /// (give the buffer back with [`Extension::return_memory`]).
+    pub(super) fn take_memory(&mut self, server: u32, now: SimTime) -> Memory {
+        let mut memory = std::mem::take(&mut self.servers[server as usize]);
+        self.change_at_risk(now, 0, memory.len() as u64);
+        memory.sort_by_key(|&(key, at)| (key, at));
+        memory
+    }
+
+    /// Gives a flushed server its (emptied) buffer back.
+    pub(super) fn return_memory(&mut self, server: u32, mut memory: Memory) {
+        memory.clear();
+        self.servers[server as usize] = memory;
+    }
+
+    /// The first `servers` batching servers lose what they hold at `now`.
+    pub(super) fn crash(&mut self, now: SimTime, servers: u32) {
+        let mut lost = 0;
+        for memory in self.servers.iter_mut().take(servers as usize) {
+            lost += memory.len() as u64;
+            memory.clear();
+        }
+        self.lost += lost;
+        self.change_at_risk(now, 0, lost);
+    }
+
+    /// A read of `key` at `now`: the cached total, if the read path caches and it is fresh
+    /// (counted as a hit in the measured period).
+    pub(super) fn cached_total(
+        &mut self,
+        key: u32,
+        now: SimTime,
+        measured: bool,
+    ) -> Option<(SimTime, u64)> {
+        let reads = self.features.reads.expect("reads come from [reads]");
+        if measured {
+            self.key_reads += 1;
+        }
+        let cached = match reads.mode {
+            ReadMode::Sum => None,
+            ReadMode::Cached => self
+                .read_cache
+                .get(&key)
+                .copied()
+                .filter(|&(built, _)| now < built.saturating_add(reads.cache_ttl)),
+        };
+        if cached.is_some() && measured {
+            self.cache_hits += 1;
+        }
+        cached
+    }
+
+    /// Records what a read showed: how many likes and how long it trailed the truth.
+    pub(super) fn record_read(&mut self, trailing_likes: u64, age: SimTime, measured: bool) {
+        if measured {
+            self.staleness_likes.record(trailing_likes);
+            self.staleness.record(age);
+        }
+    }
+
+    /// The figures of the behaviours that are on, at the end of a run whose rows hold
+    /// `rows_total` over all keys.
+    pub(super) fn figures(&mut self, horizon: SimTime, rows_total: u64) -> ExtendedRun {
+        self.change_at_risk(horizon, 0, 0);
+        let live_retries = (self.retry_slab.len() - self.free_slab.len()) as u64;
+        self.counts.pending = live_retries;
+        let features = Arc::clone(&self.features);
+        let client = features.client.as_ref().map(|_| ClientRun {
+            counts: self.counts,
+            drift: rows_total.saturating_sub(self.counts.distinct_executed),
+        });
+        let batching = features.batching.as_ref().map(|_| BatchRun {
+            likes: self.batch_likes,
+            db_writes: self.db_writes,
+            flushed_likes: self.flushed_likes,
+            lost: self.lost,
+            pending: self.servers.iter().map(|m| m.len() as u64).sum(),
+            delays: self.delays.clone(),
+            at_risk_mean: self.at_risk_area as f64 / horizon.max(1) as f64,
+            at_risk_max: self.at_risk_max,
+        });
+        let pool = features.pool.as_ref().map(|pool| PoolRun {
+            neighbour_waits: pool
+                .neighbours
+                .iter()
+                .zip(&self.neighbour_waits)
+                .map(|(n, waits)| (n.name.clone(), waits.clone()))
+                .collect(),
+            like_waits: self.like_connection_waits.clone(),
+        });
+        let reads = features.reads.map(|_| ReadRun {
+            key_reads: self.key_reads,
+            rows_touched: self.rows_touched,
+            cache_hits: self.cache_hits,
+            staleness_likes: self.staleness_likes.clone(),
+            staleness: self.staleness.clone(),
+            lock_waits: self.lock_waits.clone(),
+        });
+        ExtendedRun {
+            client,
+            batching,
+            pool,
+            reads,
+        }
     }
 }
 
@@ -229,8 +408,7 @@ impl<O: Observer> Engine<O> {
         let mut ext = self.ext.take().expect("extended events have an extension");
         match event {
             Event::Retry(index) => {
-                let attempt = ext.retry_slab[index as usize];
-                ext.free_slab.push(index);
+                let attempt = ext.unpark(index);
                 let random_bits = ext.slot_rng.next_u64();
                 self.attempt(&mut ext, attempt, random_bits);
             }
@@ -287,24 +465,7 @@ impl<O: Observer> Engine<O> {
                 ext.like_connection_waits.record(connected - now);
             }
         }
-        let idempotent = client.as_ref().is_some_and(|c| c.idempotent);
-        let amount = if attempt.executed_before && idempotent {
-            0
-        } else {
-            attempt.amount
-        };
-        if attempt.is_like {
-            let counts = &mut ext.counts;
-            counts.executions += 1;
-            if attempt.executed_before {
-                counts.duplicates += 1;
-            } else {
-                counts.distinct_executed += 1;
-            }
-            if !timed_out {
-                counts.succeeded += 1;
-            }
-        }
+        let amount = ext.count_execution(&attempt, timed_out);
         self.rows.occupy(choice, end, amount);
         self.record_update(now, start, attempt.hold, measured);
         self.record_for_key(attempt.key, start - now, measured);
@@ -338,35 +499,11 @@ impl<O: Observer> Engine<O> {
     /// The like of `attempt` failed for its client at `at`: retry after a jittered backoff,
     /// or give up for good.
     fn fail(&mut self, ext: &mut Extension, attempt: Attempt, at: SimTime) {
-        let Some(client) = ext.features.client.as_ref() else {
-            return;
-        };
-        if attempt.retry >= client.retries {
-            ext.counts.failed += 1;
-            return;
+        if let Some((retry, jitter)) = ext.retry_of(attempt) {
+            let index = ext.park(retry);
+            self.calendar
+                .schedule(at.saturating_add(jitter), Event::Retry(index));
         }
-        let cap = client.backoff.saturating_mul(1u64 << attempt.retry.min(40));
-        let jitter = if cap == 0 {
-            0
-        } else {
-            bounded(ext.retry_rng.next_u64(), cap + 1)
-        };
-        let retry = Attempt {
-            retry: attempt.retry + 1,
-            ..attempt
-        };
-        let index = match ext.free_slab.pop() {
-            Some(index) => {
-                ext.retry_slab[index as usize] = retry;
-                index
-            }
-            None => {
-                ext.retry_slab.push(retry);
-                (ext.retry_slab.len() - 1) as u32
-            }
-        };
-        self.calendar
-            .schedule(at.saturating_add(jitter), Event::Retry(index));
     }
 
     /// A read of `key`'s count: summed from its rows, or from a cached total rebuilt from the
@@ -380,24 +517,8 @@ impl<O: Observer> Engine<O> {
             0 => self.config.adaptive.map_or(self.config.shards, |a| a.start),
             n => n,
         };
-        let cached = match reads.mode {
-            ReadMode::Sum => None,
-            ReadMode::Cached => ext
-                .read_cache
-                .get(&key)
-                .copied()
-                .filter(|&(built, _)| now < built.saturating_add(reads.cache_ttl)),
-        };
-        if measured {
-            ext.key_reads += 1;
-        }
-        let (shown, age) = match cached {
-            Some((built, value)) => {
-                if measured {
-                    ext.cache_hits += 1;
-                }
-                (value, now - built)
-            }
+        let (shown, age) = match ext.cached_total(key, now, measured) {
+            Some((built, value)) => (value, now - built),
             None => {
                 // Summing the rows: a snapshot, or — with locks — after every row is free.
                 let ready = if reads.lock {
@@ -417,10 +538,7 @@ impl<O: Observer> Engine<O> {
                 (true_count, 0)
             }
         };
-        if measured {
-            ext.staleness_likes.record(true_count - shown);
-            ext.staleness.record(age);
-        }
+        ext.record_read(true_count - shown, age, measured);
     }
 
     /// A neighbour endpoint's request: it waits only for a connection.
@@ -437,12 +555,7 @@ impl<O: Observer> Engine<O> {
 
     /// A like lands in a random batching server's memory.
     fn batch_like(&mut self, ext: &mut Extension, arrival: &Arrival) {
-        let now = self.now;
-        let servers = ext.servers.len() as u64;
-        let server = bounded(ext.server_rng.next_u64(), servers) as usize;
-        ext.servers[server].push((arrival.key, arrival.at));
-        ext.batch_likes += 1;
-        ext.change_at_risk(now, 1, 0);
+        ext.batch_like(self.now, arrival.key, arrival.at);
     }
 
     /// A server sends one `+k` update per key it holds, and schedules its next flush.
@@ -453,9 +566,7 @@ impl<O: Observer> Engine<O> {
             .batching
             .clone()
             .expect("flushes come from batching");
-        let mut memory = std::mem::take(&mut ext.servers[server as usize]);
-        ext.change_at_risk(now, 0, memory.len() as u64);
-        memory.sort_by_key(|&(key, at)| (key, at));
+        let memory = ext.take_memory(server, now);
         for group in memory.chunk_by(|a, b| a.0 == b.0) {
             let hold = batching.hold.sample(&mut ext.hold_rng);
             let random_bits = ext.slot_rng.next_u64();
@@ -480,8 +591,7 @@ impl<O: Observer> Engine<O> {
                 }
             }
         }
-        memory.clear();
-        ext.servers[server as usize] = memory;
+        ext.return_memory(server, memory);
         let next = now.saturating_add(batching.flush);
         if next < self.config.horizon {
             self.calendar.schedule(next, Event::Flush(server));
@@ -490,14 +600,7 @@ impl<O: Observer> Engine<O> {
 
     /// The first `servers` batching servers lose what they hold.
     fn crash(&mut self, ext: &mut Extension, servers: u32) {
-        let now = self.now;
-        let mut lost = 0;
-        for memory in ext.servers.iter_mut().take(servers as usize) {
-            lost += memory.len() as u64;
-            memory.clear();
-        }
-        ext.lost += lost;
-        ext.change_at_risk(now, 0, lost);
+        ext.crash(self.now, servers);
     }
 
     /// The figures of the behaviours that are on.
@@ -505,46 +608,6 @@ impl<O: Observer> Engine<O> {
         let horizon = self.config.horizon;
         let rows_total = self.rows.grand_total();
         let ext = self.ext.as_mut()?;
-        ext.change_at_risk(horizon, 0, 0);
-        let live_retries = (ext.retry_slab.len() - ext.free_slab.len()) as u64;
-        ext.counts.pending = live_retries;
-        let features = Arc::clone(&ext.features);
-        let client = features.client.as_ref().map(|_| ClientRun {
-            counts: ext.counts,
-            drift: rows_total.saturating_sub(ext.counts.distinct_executed),
-        });
-        let batching = features.batching.as_ref().map(|_| BatchRun {
-            likes: ext.batch_likes,
-            db_writes: ext.db_writes,
-            flushed_likes: ext.flushed_likes,
-            lost: ext.lost,
-            pending: ext.servers.iter().map(|m| m.len() as u64).sum(),
-            delays: ext.delays.clone(),
-            at_risk_mean: ext.at_risk_area as f64 / horizon.max(1) as f64,
-            at_risk_max: ext.at_risk_max,
-        });
-        let pool = features.pool.as_ref().map(|pool| PoolRun {
-            neighbour_waits: pool
-                .neighbours
-                .iter()
-                .zip(&ext.neighbour_waits)
-                .map(|(n, waits)| (n.name.clone(), waits.clone()))
-                .collect(),
-            like_waits: ext.like_connection_waits.clone(),
-        });
-        let reads = features.reads.map(|_| ReadRun {
-            key_reads: ext.key_reads,
-            rows_touched: ext.rows_touched,
-            cache_hits: ext.cache_hits,
-            staleness_likes: ext.staleness_likes.clone(),
-            staleness: ext.staleness.clone(),
-            lock_waits: ext.lock_waits.clone(),
-        });
-        Some(ExtendedRun {
-            client,
-            batching,
-            pool,
-            reads,
-        })
+        Some(ext.figures(horizon, rows_total))
     }
 }

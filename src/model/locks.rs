@@ -10,7 +10,7 @@
 //! only `events.csv`'s slot can differ). The other policies pick the row when the job arrives, and the job waits
 //! in that row's own queue.
 
-use super::resources::{Fifo, NONE};
+use super::resources::{Fifo, Links, NONE};
 use super::rows::{KeyIndex, Policy, pick_slot};
 use super::time::SimTime;
 
@@ -19,8 +19,8 @@ use super::time::SimTime;
 pub enum Request {
     /// The job holds this row (a global row number) from now.
     Granted(u32),
-    /// The job waits.
-    Queued,
+    /// The job waits for this row, or for any row of its key ([`NONE`], earliest-free).
+    Queued(u32),
 }
 
 /// The job that takes a released row, and how many still wait for the same row (or, for
@@ -31,13 +31,18 @@ pub struct Handover {
     pub job: u32,
     /// The updates still waiting.
     pub waiters: u32,
+    /// The row.
+    pub row: u32,
 }
 
-/// One key's rows.
+/// One key's rows: `first` rows from `offset`, then the extents its growths added.
 #[derive(Debug, Clone, Copy)]
 struct KeyLocks {
     offset: u32,
+    first: u32,
     len: u32,
+    /// The first extent beyond the first rows, or [`NONE`].
+    more: u32,
     cursor: u32,
     /// Earliest-free: the jobs waiting for any of its rows.
     waiting: Fifo,
@@ -46,10 +51,19 @@ struct KeyLocks {
     idle_tail: u32,
 }
 
+/// Rows a growth added to a key, at the end of the table.
+#[derive(Debug, Clone, Copy)]
+struct Extent {
+    offset: u32,
+    len: u32,
+    next: u32,
+}
+
 /// One row.
 #[derive(Debug, Clone, Copy)]
 struct RowLock {
     block: u32,
+    slot: u32,
     busy: bool,
     released_at: SimTime,
     /// Other policies: the jobs waiting for this row.
@@ -69,6 +83,8 @@ pub struct LockTable {
     block_of_key: KeyIndex,
     keys: Vec<KeyLocks>,
     rows: Vec<RowLock>,
+    extents: Vec<Extent>,
+    max_key_rows: u32,
 }
 
 impl LockTable {
@@ -81,6 +97,8 @@ impl LockTable {
             block_of_key: KeyIndex::new(key_hint),
             keys: Vec::new(),
             rows: Vec::new(),
+            extents: Vec::new(),
+            max_key_rows: 0,
         }
     }
 
@@ -94,6 +112,7 @@ impl LockTable {
         let len = self.shards;
         self.rows.extend((0..len).map(|slot| RowLock {
             block: block as u32,
+            slot,
             busy: false,
             released_at: 0,
             waiting: Fifo::EMPTY,
@@ -108,14 +127,114 @@ impl LockTable {
         }));
         self.keys.push(KeyLocks {
             offset,
+            first: len,
             len,
+            more: NONE,
             cursor: 0,
             waiting: Fifo::EMPTY,
             idle_head: offset,
             idle_tail: offset + len - 1,
         });
         self.block_of_key.insert(key, block as u32);
+        self.max_key_rows = self.max_key_rows.max(len);
         block
+    }
+
+    /// The global number of `slot` of the key in `block`.
+    pub fn row_of_slot(&self, block: usize, slot: u32) -> u32 {
+        let locks = &self.keys[block];
+        if slot < locks.first {
+            return locks.offset + slot;
+        }
+        let (mut extent, mut base) = (locks.more, locks.first);
+        loop {
+            let Extent { offset, len, next } = self.extents[extent as usize];
+            if slot < base + len {
+                return offset + slot - base;
+            }
+            (extent, base) = (next, base + len);
+        }
+    }
+
+    /// Every row of the key in `block`, by slot.
+    fn rows_of_block(&self, block: usize) -> impl Iterator<Item = &RowLock> {
+        let locks = self.keys[block];
+        let first = locks.offset as usize..(locks.offset + locks.first) as usize;
+        let extents = std::iter::successors(
+            (locks.more != NONE).then(|| self.extents[locks.more as usize]),
+            |extent| (extent.next != NONE).then(|| self.extents[extent.next as usize]),
+        );
+        self.rows[first].iter().chain(
+            extents.flat_map(|e| self.rows[e.offset as usize..(e.offset + e.len) as usize].iter()),
+        )
+    }
+
+    /// Gives `key` `rows` rows (adaptive growth; no change if it has as many): the new rows
+    /// start idle at zero, as if released at time 0, and under earliest-free go to the jobs
+    /// already waiting, which are appended to `handovers`.
+    pub fn grow(&mut self, key: u32, rows: u32, links: &mut Links, handovers: &mut Vec<Handover>) {
+        let block = self.block_for(key);
+        let KeyLocks { len, .. } = self.keys[block];
+        if rows <= len {
+            return;
+        }
+        let offset = u32::try_from(self.rows.len()).expect("fewer than 2^32 rows");
+        let added = rows - len;
+        self.rows.extend((0..added).map(|i| RowLock {
+            block: block as u32,
+            slot: len + i,
+            busy: false,
+            released_at: 0,
+            waiting: Fifo::EMPTY,
+            idle_prev: NONE,
+            idle_next: NONE,
+            count: 0,
+            busy_ns: 0,
+        }));
+        let extent = u32::try_from(self.extents.len()).expect("fewer than 2^32 extents");
+        self.extents.push(Extent {
+            offset,
+            len: added,
+            next: NONE,
+        });
+        match self.keys[block].more {
+            NONE => self.keys[block].more = extent,
+            mut last => {
+                while self.extents[last as usize].next != NONE {
+                    last = self.extents[last as usize].next;
+                }
+                self.extents[last as usize].next = extent;
+            }
+        }
+        self.keys[block].len = rows;
+        self.max_key_rows = self.max_key_rows.max(rows);
+        if self.policy != Policy::EarliestFree {
+            return;
+        }
+        for row in offset..offset + added {
+            match self.keys[block].waiting.pop(links) {
+                Some(job) => {
+                    self.rows[row as usize].busy = true;
+                    let waiters = self.keys[block].waiting.len();
+                    handovers.push(Handover { job, waiters, row });
+                }
+                None => self.insert_idle(block, row),
+            }
+        }
+    }
+
+    /// Chooses `job`'s row of `key` now, before it asks for it (it waits for a connection
+    /// first): the row under the fixed policies, as the application picks it when it sends;
+    /// [`NONE`] under earliest-free, which takes the row free first when it asks. Creates
+    /// the key's rows on its first use.
+    pub fn choose(&mut self, key: u32, random_bits: u64, user: u64) -> u32 {
+        let block = self.block_for(key);
+        if self.policy == Policy::EarliestFree {
+            return NONE;
+        }
+        let locks = &mut self.keys[block];
+        let slot = pick_slot(self.policy, locks.len, &mut locks.cursor, random_bits, user);
+        self.row_of_slot(block, slot)
     }
 
     /// The key's block, if it has rows.
@@ -131,7 +250,7 @@ impl LockTable {
         random_bits: u64,
         user: u64,
         job: u32,
-        links: &mut [u32],
+        links: &mut Links,
     ) -> Request {
         let block = self.block_for(key);
         let locks = &mut self.keys[block];
@@ -139,7 +258,7 @@ impl LockTable {
             let row = locks.idle_head;
             if row == NONE {
                 locks.waiting.push(job, links);
-                return Request::Queued;
+                return Request::Queued(NONE);
             }
             locks.idle_head = self.rows[row as usize].idle_next;
             if locks.idle_head == NONE {
@@ -151,21 +270,42 @@ impl LockTable {
             return Request::Granted(row);
         }
         let slot = pick_slot(self.policy, locks.len, &mut locks.cursor, random_bits, user);
-        let row = locks.offset + slot;
+        let row = if slot < locks.first {
+            locks.offset + slot
+        } else {
+            self.row_of_slot(block, slot)
+        };
+        self.request_row(row, job, links)
+    }
+
+    /// `job` asks for `row` itself (a locking read's part, under a policy other than
+    /// earliest-free).
+    #[inline]
+    pub fn request_row(&mut self, row: u32, job: u32, links: &mut Links) -> Request {
         let lock = &mut self.rows[row as usize];
         if lock.busy {
             lock.waiting.push(job, links);
-            Request::Queued
+            Request::Queued(row)
         } else {
             lock.busy = true;
             Request::Granted(row)
         }
     }
 
+    /// `job`, waiting for a row of `key` (`queued` as [`Request::Queued`] said), gives up.
+    pub fn withdraw(&mut self, key: u32, queued: u32, job: u32, links: &mut Links) {
+        if queued == NONE {
+            let block = self.block_of(key).expect("a waiting job's key has rows");
+            self.keys[block].waiting.remove(job, links);
+        } else {
+            self.rows[queued as usize].waiting.remove(job, links);
+        }
+    }
+
     /// The holder of `row` committed at `now`: the row goes to the first job waiting for it,
     /// or becomes idle.
     #[inline]
-    pub fn release(&mut self, row: u32, now: SimTime, links: &[u32]) -> Option<Handover> {
+    pub fn release(&mut self, row: u32, now: SimTime, links: &mut Links) -> Option<Handover> {
         let block = self.rows[row as usize].block as usize;
         let waiting = if self.policy == Policy::EarliestFree {
             &mut self.keys[block].waiting
@@ -176,6 +316,7 @@ impl LockTable {
             return Some(Handover {
                 job,
                 waiters: waiting.len(),
+                row,
             });
         }
         let lock = &mut self.rows[row as usize];
@@ -218,10 +359,10 @@ impl LockTable {
         }
     }
 
-    /// Adds one to `row`'s count.
+    /// Adds `amount` to `row`'s count.
     #[inline]
-    pub fn add(&mut self, row: u32) {
-        self.rows[row as usize].count += 1;
+    pub fn add(&mut self, row: u32, amount: u64) {
+        self.rows[row as usize].count += amount;
     }
 
     /// Adds to the time `row` was held in the measured period.
@@ -233,9 +374,7 @@ impl LockTable {
     /// The longest time any row of `key` was held in the measured period.
     pub fn busiest_row_ns(&self, key: u32) -> u64 {
         self.block_of(key).map_or(0, |block| {
-            let KeyLocks { offset, len, .. } = self.keys[block];
-            self.rows[offset as usize..(offset + len) as usize]
-                .iter()
+            self.rows_of_block(block)
                 .map(|row| row.busy_ns)
                 .max()
                 .unwrap_or(0)
@@ -245,18 +384,13 @@ impl LockTable {
     /// `row`'s index within its key.
     #[inline]
     pub fn slot_of(&self, row: u32) -> u32 {
-        let block = self.rows[row as usize].block as usize;
-        row - self.keys[block].offset
+        self.rows[row as usize].slot
     }
 
     /// The key's total: the sum of its rows (0 for a key never incremented).
     pub fn total(&self, key: u32) -> u64 {
         self.block_of(key).map_or(0, |block| {
-            let KeyLocks { offset, len, .. } = self.keys[block];
-            self.rows[offset as usize..(offset + len) as usize]
-                .iter()
-                .map(|row| row.count)
-                .sum()
+            self.rows_of_block(block).map(|row| row.count).sum()
         })
     }
 
@@ -272,7 +406,12 @@ impl LockTable {
 
     /// The most rows any key has.
     pub fn max_key_rows(&self) -> u32 {
-        if self.keys.is_empty() { 0 } else { self.shards }
+        self.max_key_rows
+    }
+
+    /// The rows' counts over all keys.
+    pub fn grand_total(&self) -> u64 {
+        self.rows.iter().map(|row| row.count).sum()
     }
 
     /// Keys that have rows.
@@ -287,7 +426,7 @@ mod tests {
 
     #[test]
     fn earliest_free_takes_the_row_released_first_then_the_lowest_index() {
-        let mut links = vec![NONE; 16];
+        let mut links = Links::with_jobs(16);
         let mut locks = LockTable::new(3, Policy::EarliestFree, 1);
         let grants: Vec<Request> = (0..4)
             .map(|job| locks.request(0, 0, 0, job, &mut links))
@@ -298,40 +437,102 @@ mod tests {
                 Request::Granted(0),
                 Request::Granted(1),
                 Request::Granted(2),
-                Request::Queued
+                Request::Queued(NONE)
             ]
         );
         // Row 2 is released first and goes to the waiting job; then 1 and 0 at the same time.
         assert_eq!(
-            locks.release(2, 5, &links),
-            Some(Handover { job: 3, waiters: 0 })
+            locks.release(2, 5, &mut links),
+            Some(Handover {
+                job: 3,
+                waiters: 0,
+                row: 2
+            })
         );
-        assert_eq!(locks.release(1, 7, &links), None);
-        assert_eq!(locks.release(0, 7, &links), None);
+        assert_eq!(locks.release(1, 7, &mut links), None);
+        assert_eq!(locks.release(0, 7, &mut links), None);
         assert_eq!(locks.request(0, 0, 0, 4, &mut links), Request::Granted(0));
         assert_eq!(locks.request(0, 0, 0, 5, &mut links), Request::Granted(1));
-        assert_eq!(locks.request(0, 0, 0, 6, &mut links), Request::Queued);
+        assert_eq!(locks.request(0, 0, 0, 6, &mut links), Request::Queued(NONE));
     }
 
     #[test]
     fn fixed_policies_wait_for_their_own_row() {
-        let mut links = vec![NONE; 16];
+        let mut links = Links::with_jobs(16);
         let mut locks = LockTable::new(2, Policy::RoundRobin, 1);
         assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
         assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Granted(1));
-        assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Queued);
-        assert_eq!(locks.request(0, 0, 0, 3, &mut links), Request::Queued);
+        assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Queued(0));
+        assert_eq!(locks.request(0, 0, 0, 3, &mut links), Request::Queued(1));
         // Job 3 waits for row 1, so releasing row 0 hands it to job 2 only.
         assert_eq!(
-            locks.release(0, 1, &links),
-            Some(Handover { job: 2, waiters: 0 })
+            locks.release(0, 1, &mut links),
+            Some(Handover {
+                job: 2,
+                waiters: 0,
+                row: 0
+            })
         );
-        assert_eq!(locks.release(0, 2, &links), None);
+        assert_eq!(locks.release(0, 2, &mut links), None);
         assert_eq!(
-            locks.release(1, 3, &links),
-            Some(Handover { job: 3, waiters: 0 })
+            locks.release(1, 3, &mut links),
+            Some(Handover {
+                job: 3,
+                waiters: 0,
+                row: 1
+            })
         );
         assert_eq!(locks.rows_of(0), 2);
         assert_eq!(locks.rows_of(9), 0);
+    }
+
+    #[test]
+    fn growth_hands_new_rows_to_waiters_and_later_to_arrivals() {
+        let mut links = Links::with_jobs(16);
+        let mut handovers = Vec::new();
+        let mut locks = LockTable::new(1, Policy::EarliestFree, 1);
+        assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
+        assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Queued(NONE));
+        locks.grow(0, 3, &mut links, &mut handovers);
+        assert_eq!(
+            handovers,
+            [Handover {
+                job: 1,
+                waiters: 0,
+                row: 1
+            }]
+        );
+        assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Granted(2));
+        assert_eq!(
+            (locks.rows_of(0), locks.slot_of(2), locks.max_key_rows()),
+            (3, 2, 3)
+        );
+        let mut fixed = LockTable::new(1, Policy::RoundRobin, 1);
+        handovers.clear();
+        fixed.grow(0, 2, &mut links, &mut handovers);
+        assert!(handovers.is_empty());
+        assert_eq!(fixed.request(0, 0, 0, 3, &mut links), Request::Granted(0));
+        assert_eq!(fixed.request(0, 0, 0, 4, &mut links), Request::Granted(1));
+        assert_eq!((fixed.row_of_slot(0, 0), fixed.row_of_slot(0, 1)), (0, 1));
+        fixed.add(1, 5);
+        assert_eq!((fixed.total(0), fixed.grand_total()), (5, 5));
+    }
+
+    #[test]
+    fn a_waiting_job_can_withdraw() {
+        let mut links = Links::with_jobs(16);
+        let mut locks = LockTable::new(1, Policy::EarliestFree, 1);
+        assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
+        assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Queued(NONE));
+        assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Queued(NONE));
+        locks.withdraw(0, NONE, 1, &mut links);
+        assert_eq!(
+            locks.release(0, 4, &mut links),
+            Some(Handover {
+                job: 2,
+                waiters: 0,
+                row: 0
+            })
+        );
     }
 }

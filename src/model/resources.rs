@@ -1,12 +1,36 @@
-//! The shared resources of the event-driven pipeline: the CPU cores and the WAL flush. Each
-//! grants, queues and releases jobs (updates, by id) first come, first served; the pipeline
-//! schedules when a granted job is done. Queues are intrusive lists through one `links` array
-//! indexed by job id, so queueing never allocates.
+//! The shared resources of the event-driven pipeline: the CPU cores, the connection pool and
+//! the WAL flush. Each grants, queues and releases jobs (updates, by id) first come, first
+//! served; the pipeline schedules when a granted job is done. Queues are intrusive lists
+//! through one [`Links`] table indexed by job id, so queueing never allocates, and a job that
+//! gives up leaves its queue in O(1).
 
 /// "No job": the end of a list.
 pub const NONE: u32 = u32::MAX;
 
-/// A first-in, first-out list of jobs, linked through `links[job]`.
+/// The next and previous job of every job in whatever list it is in, indexed by job id.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+}
+
+impl Links {
+    /// Links for `jobs` job ids.
+    pub fn with_jobs(jobs: usize) -> Self {
+        Links {
+            next: vec![NONE; jobs],
+            prev: vec![NONE; jobs],
+        }
+    }
+
+    /// Makes room for one more job id.
+    pub fn add_job(&mut self) {
+        self.next.push(NONE);
+        self.prev.push(NONE);
+    }
+}
+
+/// A first-in, first-out list of jobs, linked through [`Links`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fifo {
     head: u32,
@@ -36,61 +60,95 @@ impl Fifo {
 
     /// Appends `job`.
     #[inline]
-    pub fn push(&mut self, job: u32, links: &mut [u32]) {
-        links[job as usize] = NONE;
+    pub fn push(&mut self, job: u32, links: &mut Links) {
+        links.next[job as usize] = NONE;
+        links.prev[job as usize] = self.tail;
         if self.tail == NONE {
             self.head = job;
         } else {
-            links[self.tail as usize] = job;
+            links.next[self.tail as usize] = job;
         }
         self.tail = job;
         self.len += 1;
     }
 
+    /// Puts `job` first.
+    #[inline]
+    pub fn push_front(&mut self, job: u32, links: &mut Links) {
+        links.prev[job as usize] = NONE;
+        links.next[job as usize] = self.head;
+        if self.head == NONE {
+            self.tail = job;
+        } else {
+            links.prev[self.head as usize] = job;
+        }
+        self.head = job;
+        self.len += 1;
+    }
+
     /// Removes and returns the first job.
     #[inline]
-    pub fn pop(&mut self, links: &[u32]) -> Option<u32> {
+    pub fn pop(&mut self, links: &mut Links) -> Option<u32> {
         if self.head == NONE {
             return None;
         }
         let job = self.head;
-        self.head = links[job as usize];
+        self.head = links.next[job as usize];
         if self.head == NONE {
             self.tail = NONE;
+        } else {
+            links.prev[self.head as usize] = NONE;
         }
         self.len -= 1;
         Some(job)
     }
+
+    /// Takes `job`, which is in this list, out of it.
+    pub fn remove(&mut self, job: u32, links: &mut Links) {
+        let (prev, next) = (links.prev[job as usize], links.next[job as usize]);
+        if prev == NONE {
+            self.head = next;
+        } else {
+            links.next[prev as usize] = next;
+        }
+        if next == NONE {
+            self.tail = prev;
+        } else {
+            links.prev[next as usize] = prev;
+        }
+        self.len -= 1;
+    }
 }
 
-/// `cores` CPU cores shared by every row and key: a job runs on a free core or waits for one.
+/// Identical servers shared by every row and key — the machine's CPU cores, the pool's
+/// connections: a job takes a free one or waits for one.
 #[derive(Debug, Clone)]
-pub struct Cores {
-    cores: u32,
+pub struct Servers {
+    servers: u32,
     busy: u32,
     waiting: Fifo,
 }
 
-impl Cores {
-    /// `cores ≥ 1` idle cores.
-    pub fn new(cores: u32) -> Self {
-        assert!(cores >= 1, "a machine has a core");
-        Cores {
-            cores,
+impl Servers {
+    /// `servers ≥ 1` idle servers.
+    pub fn new(servers: u32) -> Self {
+        assert!(servers >= 1, "a resource has a server");
+        Servers {
+            servers,
             busy: 0,
             waiting: Fifo::EMPTY,
         }
     }
 
-    /// The number of cores.
+    /// The number of servers.
     pub fn count(&self) -> u32 {
-        self.cores
+        self.servers
     }
 
-    /// Asks for a core for `job`: `true` when it runs now, `false` when it waits.
+    /// Asks for a server for `job`: `true` when it has one now, `false` when it waits.
     #[inline]
-    pub fn request(&mut self, job: u32, links: &mut [u32]) -> bool {
-        if self.busy < self.cores {
+    pub fn request(&mut self, job: u32, links: &mut Links) -> bool {
+        if self.busy < self.servers {
             self.busy += 1;
             true
         } else {
@@ -99,14 +157,19 @@ impl Cores {
         }
     }
 
-    /// A job finished its CPU: returns the waiting job that takes the core, if any.
+    /// A job is done with its server: returns the waiting job that takes it, if any.
     #[inline]
-    pub fn release(&mut self, links: &[u32]) -> Option<u32> {
+    pub fn release(&mut self, links: &mut Links) -> Option<u32> {
         let next = self.waiting.pop(links);
         if next.is_none() {
             self.busy -= 1;
         }
         next
+    }
+
+    /// `job`, waiting for a server, gives up.
+    pub fn withdraw(&mut self, job: u32, links: &mut Links) {
+        self.waiting.remove(job, links);
     }
 }
 
@@ -134,7 +197,7 @@ impl Wal {
     /// `job` needs its commit flushed: `true` when a flush starts now (covering it), `false`
     /// when it waits for the next.
     #[inline]
-    pub fn request(&mut self, job: u32, links: &mut [u32]) -> bool {
+    pub fn request(&mut self, job: u32, links: &mut Links) -> bool {
         if self.busy {
             self.waiting.push(job, links);
             return false;
@@ -146,7 +209,7 @@ impl Wal {
 
     /// The running flush ended: returns the commits it covered, in the order they asked, and
     /// whether the next flush starts now (there were commits waiting).
-    pub fn finish(&mut self, links: &mut [u32], covered: &mut Vec<u32>) -> bool {
+    pub fn finish(&mut self, links: &mut Links, covered: &mut Vec<u32>) -> bool {
         covered.clear();
         while let Some(job) = self.flushing.pop(links) {
             covered.push(job);
@@ -171,38 +234,54 @@ mod tests {
 
     #[test]
     fn fifo_keeps_order() {
-        let mut links = vec![NONE; 8];
+        let mut links = Links::with_jobs(8);
         let mut list = Fifo::EMPTY;
         for job in [3, 1, 4] {
             list.push(job, &mut links);
         }
         assert_eq!(list.len(), 3);
-        assert_eq!(list.pop(&links), Some(3));
+        assert_eq!(list.pop(&mut links), Some(3));
         list.push(5, &mut links);
-        let rest: Vec<u32> = std::iter::from_fn(|| list.pop(&links)).collect();
+        let rest: Vec<u32> = std::iter::from_fn(|| list.pop(&mut links)).collect();
         assert_eq!(rest, [1, 4, 5]);
         assert!(list.is_empty());
     }
 
     #[test]
+    fn fifo_removes_from_anywhere() {
+        let mut links = Links::with_jobs(8);
+        let mut list = Fifo::EMPTY;
+        for job in [0, 1, 2, 3] {
+            list.push(job, &mut links);
+        }
+        list.remove(0, &mut links);
+        list.remove(2, &mut links);
+        list.remove(3, &mut links);
+        list.push_front(4, &mut links);
+        list.push(5, &mut links);
+        let rest: Vec<u32> = std::iter::from_fn(|| list.pop(&mut links)).collect();
+        assert_eq!(rest, [4, 1, 5]);
+    }
+
+    #[test]
     fn cores_serve_in_turn() {
-        let mut links = vec![NONE; 8];
-        let mut cores = Cores::new(2);
+        let mut links = Links::with_jobs(8);
+        let mut cores = Servers::new(2);
         assert!(cores.request(0, &mut links));
         assert!(cores.request(1, &mut links));
         assert!(!cores.request(2, &mut links));
         assert!(!cores.request(3, &mut links));
-        assert_eq!(cores.release(&links), Some(2));
-        assert_eq!(cores.release(&links), Some(3));
-        assert_eq!(cores.release(&links), None);
-        assert_eq!(cores.release(&links), None);
+        assert_eq!(cores.release(&mut links), Some(2));
+        assert_eq!(cores.release(&mut links), Some(3));
+        assert_eq!(cores.release(&mut links), None);
+        assert_eq!(cores.release(&mut links), None);
         assert!(cores.request(4, &mut links));
     }
 
     #[test]
     fn group_commit_covers_every_waiting_commit() {
         for (group_commit, flushes) in [(true, 2), (false, 4)] {
-            let mut links = vec![NONE; 8];
+            let mut links = Links::with_jobs(8);
             let mut wal = Wal::new(group_commit);
             let mut covered = Vec::new();
             assert!(wal.request(0, &mut links));

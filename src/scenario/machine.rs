@@ -2,7 +2,6 @@
 //! `[machine.cpu]`, `[wal]` and `[client] overhead_ms` / `[client.overhead]`, each failure
 //! naming its field. Any of them puts the scenario on the event-driven pipeline.
 
-use super::Scenario;
 use super::file::{ClientTable, HoldTable, ScenarioFile};
 use super::validate::{FieldError, MAX_HOLD_MS, Min, number, resolve_hold};
 use crate::model::HoldDist;
@@ -117,25 +116,4 @@ pub(super) fn has_client_policy(table: &ClientTable) -> bool {
         ..table.clone()
     };
     policy != ClientTable::default()
-}
-
-/// What the pipeline does not simulate yet: refused by name, so no run silently drops it.
-pub(super) fn check_pipeline(scenario: &Scenario) -> Result<(), FieldError> {
-    if !scenario.pipeline {
-        return Ok(());
-    }
-    let refused = [
-        ("client.timeout_ms", scenario.features.client.is_some()),
-        ("batching", scenario.features.batching.is_some()),
-        ("pool", scenario.features.pool.is_some()),
-        ("reads", scenario.features.reads.is_some()),
-        ("adaptive", scenario.adaptive.is_some()),
-    ];
-    if let Some((section, _)) = refused.iter().find(|(_, set)| *set) {
-        return Err((
-            (*section).into(),
-            "is not simulated on the event-driven pipeline yet (used for [machine], [wal], hold.per_waiter_ms, client.overhead_ms and --engine event): drop one or the other".into(),
-        ));
-    }
-    Ok(())
 }

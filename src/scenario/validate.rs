@@ -210,7 +210,6 @@ pub(super) fn resolve(
         resolved: ScenarioFile::default(),
     };
     check_closed_loop(&scenario).map_err(|(field, m)| err(&field, m))?;
-    super::machine::check_pipeline(&scenario).map_err(|(field, m)| err(&field, m))?;
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
     Ok(scenario)
 }

@@ -61,15 +61,19 @@ impl KeyTracker {
     /// (`measured` false) only registers the key, so blocks stay dense.
     #[inline]
     pub fn record(&mut self, block: usize, key: u32, wait_ns: SimTime, measured: bool) {
-        if block == self.stats.len() {
+        // Blocks are numbered in the order keys got rows, which can run ahead of their first
+        // wait (an update that gave up before taking its row, or one waiting for a
+        // connection): the blocks in between are filled in when their waits come.
+        while block >= self.stats.len() {
             self.stats.push(KeyStat {
-                key,
+                key: u32::MAX,
                 arrivals: 0,
                 max_wait_ns: 0,
                 sum_wait_ns: 0,
                 waits: None,
             });
         }
+        self.stats[block].key = key;
         if !measured {
             return;
         }

@@ -140,6 +140,28 @@ impl WindowSeries {
         }
     }
 
+    /// An arrival of window `window` (from [`WindowSeries::record_late_arrival`]) left without
+    /// taking its row (its client gave up): it counts neither as an arrival nor a wait.
+    pub fn forget_late_arrival(&mut self, window: u32) {
+        let Some(late) = self.late.as_mut() else {
+            return;
+        };
+        let index = window as usize;
+        match self.rows.get_mut(index) {
+            Some(row) => row.arrivals -= 1,
+            None => self.arrivals -= 1,
+        }
+        let Some(at) = index.checked_sub(late.first) else {
+            return;
+        };
+        if let Some(open) = late.open.get_mut(at) {
+            open.pending -= 1;
+        }
+        if at == 0 {
+            self.settle_late_windows();
+        }
+    }
+
     /// Fills in the wait figures of the closed windows at the front whose waits are all known.
     fn settle_late_windows(&mut self) {
         let Some(late) = self.late.as_mut() else {

@@ -7,7 +7,8 @@ use shardsim::model::clients::{
     Batching, ClientPolicy, Crash, Features, Neighbour, OnTimeout, Pool,
 };
 use shardsim::model::{
-    Arrival, Engine, EngineConfig, ExtendedRun, HoldDist, NO_USER, NoEvents, Policy, ShardRun, ms,
+    Arrival, Engine, EngineConfig, ExtendedRun, HoldDist, MachineModel, NO_USER, NoEvents,
+    Pipeline, Policy, ShardRun, ms,
 };
 use shardsim::theory;
 
@@ -43,10 +44,34 @@ fn like(at_ms: u64, hold_ms: u64) -> Arrival {
     }
 }
 
+/// Runs the trace on the exact core and on the event-driven pipeline (no machine), checks
+/// that both give the same figures, and returns the exact core's.
 fn run(config: EngineConfig, arrivals: &[Arrival]) -> (ShardRun, ExtendedRun) {
-    let mut engine = Engine::new(config, NoEvents);
+    let mut engine = Engine::new(config.clone(), NoEvents);
     engine.feed(arrivals);
     let (run, _) = engine.finish();
+    let mut pipeline = Pipeline::new(config, Arc::new(MachineModel::default()), NoEvents);
+    pipeline.feed(arrivals);
+    let (event, _) = pipeline.finish();
+    assert_eq!(
+        format!("{:?}", run.extended),
+        format!("{:?}", event.extended),
+        "the pipeline decides every timeout, retry, flush and read as the closed form does"
+    );
+    assert_eq!(
+        (
+            run.waits.summary(),
+            run.arrivals,
+            run.completed,
+            run.backlog_max
+        ),
+        (
+            event.waits.summary(),
+            event.arrivals,
+            event.completed,
+            event.backlog_max
+        )
+    );
     let extended = run.extended.clone().expect("the features are on");
     (run, extended)
 }

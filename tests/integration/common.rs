@@ -43,7 +43,7 @@ pub fn scenario(dir: &Path, text: &str) -> Scenario {
 
 /// Simulates every shard count of `scenario` and returns the runs.
 pub fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
-    let observers = vec![NoEvents; scenario.shards.len()];
+    let observers = vec![NoEvents; scenario.variants().len()];
     shardsim::sweep::run(scenario, 0, observers, &shardsim::sweep::NoProgress)
         .expect("the sweep runs")
         .into_iter()

@@ -39,7 +39,16 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn the_pipeline_gives_the_fast_paths_bytes_on_every_shipped_scenario_both_cover() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["seed-example", "final", "evening", "pgbench"] {
+    let shipped = [
+        "seed-example",
+        "final",
+        "evening",
+        "pgbench",
+        "retry-storm",
+        "pool",
+        "batched",
+    ];
+    for name in shipped {
         let scenario = repo(&format!("scenarios/{name}.toml"));
         let scenario = scenario.to_str().unwrap();
         let mut folders = Vec::new();
@@ -302,14 +311,6 @@ fn validation_names_the_machine_field_at_fault() {
         (
             "[hold]\nms = 1\n[client]\noverhead_ms = 1\n[client.overhead]\nms = 1\n",
             "client.overhead_ms",
-        ),
-        (
-            "[hold]\nms = 1\nper_waiter_ms = 0.1\n[pool]\nsize = 4\n",
-            "pool",
-        ),
-        (
-            "[hold]\nms = 1\n[wal]\nflush_ms = 1\n[client]\ntimeout_ms = 5\n",
-            "client.timeout_ms",
         ),
     ];
     for (tables, field) in cases {

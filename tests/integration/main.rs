@@ -1,6 +1,7 @@
 //! The integration tests, in one binary: the exact model, queueing theory, determinism, the
 //! command line and the shipped scenarios.
 
+mod behaviours;
 mod cli;
 mod clients;
 mod closed;

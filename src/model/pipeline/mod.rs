@@ -12,6 +12,12 @@
 //! Statistics match the exact core's: a wait is the time to the row, recorded for the window
 //! the update arrived in; after the horizon no update arrives, but those in flight run on so
 //! that every wait is known (the exact core knows them at arrival).
+//!
+//! The clients' behaviours — timeouts and retries, the connection pool and its neighbours,
+//! batching, reads and adaptive row counts — are in [`behaviours`]: there a timeout is decided
+//! when its deadline passes, since a wait is no longer known at the send.
+
+mod behaviours;
 
 use std::sync::Arc;
 
@@ -21,14 +27,16 @@ use crate::arrivals::DrawNeeds;
 use crate::scenario::ClosedLoop;
 use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
+use super::adaptive::Adaptive;
 use super::calendar::Calendar;
 use super::closed::{ClientStreams, ClosedRun};
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
+use super::extended::Extension;
 use super::hold::HoldDist;
-use super::locks::{LockTable, Request};
+use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
-use super::resources::{Cores, NONE, Wal};
+use super::resources::{Links, NONE, Servers, Wal};
 use super::rows::Grant;
 use super::time::SimTime;
 
@@ -46,18 +54,102 @@ enum Step {
     FlushEnd,
     /// A closed-loop client sends its next update.
     Send(u32),
+    /// A failed like's retry (parked in the extension at this index) is sent.
+    Retry(u32),
+    /// A batching server flushes its counts.
+    BatchFlush(u32),
+    /// The first this-many batching servers crash.
+    Crash(u32),
+    /// A neighbour's request is done with its connection.
+    ConnectionEnd(u32),
+    /// A locking read is done with its key's rows.
+    ReadEnd(u32),
+    /// A client's deadline for a job (of this generation of its slot).
+    Deadline(u32, u32),
 }
 
-/// One update in flight.
+/// What a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An update of a row: a like's attempt or a batching flush.
+    Update,
+    /// A neighbour endpoint's request: it needs only a connection.
+    Neighbour,
+    /// A locking read: it holds every row of its key at once, through its parts.
+    Read,
+    /// One row of a locking read.
+    ReadPart,
+}
+
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for a connection from the pool.
+    Connecting,
+    /// Waiting for its row.
+    Queued,
+    /// Holding its row (or connection), or done.
+    Holding,
+}
+
+/// One update (or request) in flight.
 #[derive(Debug, Clone, Copy)]
 struct Job {
     arrival: Arrival,
     cpu: SimTime,
     overhead: SimTime,
     granted_at: SimTime,
+    /// When it got its connection (with a pool).
+    connected_at: SimTime,
+    /// What it adds to its row; a locking read's parts still to be granted.
+    amount: u64,
+    /// The row it holds, or waits for ([`NONE`]: any row of its key).
     row: u32,
     window: u32,
     client: u32,
+    retry: u32,
+    /// Bumped when the slot is freed, so a deadline can tell its job from a later one.
+    generation: u32,
+    /// A flush's batch of like times; a part's read; a read's first part; a neighbour's
+    /// endpoint.
+    link: u32,
+    /// The next part of the same locking read.
+    sibling: u32,
+    kind: Kind,
+    stage: Stage,
+    is_like: bool,
+    executed_before: bool,
+    timed_out: bool,
+    connected: bool,
+    in_backlog: bool,
+}
+
+impl Job {
+    /// A job for `arrival`, not yet in any queue.
+    fn new(arrival: Arrival, kind: Kind) -> Job {
+        Job {
+            arrival,
+            cpu: 0,
+            overhead: 0,
+            granted_at: 0,
+            connected_at: 0,
+            amount: 1,
+            row: NONE,
+            window: 0,
+            client: NONE,
+            retry: 0,
+            generation: 0,
+            link: NONE,
+            sibling: NONE,
+            kind,
+            stage: Stage::Holding,
+            is_like: false,
+            executed_before: false,
+            timed_out: false,
+            connected: false,
+            in_backlog: false,
+        }
+    }
 }
 
 /// A closed loop run on the pipeline.
@@ -77,12 +169,27 @@ pub struct Pipeline<O: Observer = NoEvents> {
     machine: Arc<MachineModel>,
     locks: LockTable,
     jobs: Vec<Job>,
-    links: Vec<u32>,
+    links: Links,
     free_jobs: Vec<u32>,
-    cores: Option<Cores>,
+    cores: Option<Servers>,
     wal: Option<Wal>,
     covered: Vec<u32>,
     calendar: Calendar<Step>,
+    /// The clients' events — deadlines, retries, batching flushes and crashes: at equal times
+    /// they come after the releases and grants (an update granted at its deadline has not
+    /// timed out), in the order the exact core schedules them: a retry in the place kept
+    /// when the deadline of the attempt it repeats was scheduled.
+    sends: Calendar<Step>,
+    /// The clients' behaviours, when the scenario has any.
+    ext: Option<Box<Extension>>,
+    /// The connection pool.
+    pool: Option<Servers>,
+    adaptive: Option<Box<Adaptive>>,
+    /// Like times of the flushes in flight, by `Job::link`, and the free entries.
+    batches: Vec<Vec<SimTime>>,
+    free_batches: Vec<u32>,
+    /// Rows a growth handed to waiting jobs (reused).
+    handovers: Vec<Handover>,
     series: WindowSeries,
     waits: WaitStats,
     responses: WaitStats,
@@ -104,10 +211,6 @@ pub struct Pipeline<O: Observer = NoEvents> {
 impl<O: Observer> Pipeline<O> {
     /// A pipeline at time 0: every row, core and the WAL idle.
     pub fn new(config: EngineConfig, machine: Arc<MachineModel>, observer: O) -> Self {
-        assert!(
-            config.features.is_empty() && config.adaptive.is_none(),
-            "validation keeps [client] timeouts, [batching], [pool], [reads] and [adaptive] off the pipeline"
-        );
         let figures = MachineRun {
             cores: machine.cpu.as_ref().map_or(0, |cpu| cpu.cores),
             cpu_busy_ns: 0,
@@ -118,15 +221,32 @@ impl<O: Observer> Pipeline<O> {
             measured_ns: config.horizon - config.measure_from,
             responses: None,
         };
-        Pipeline {
-            locks: LockTable::new(config.shards, config.policy, config.key_hint),
+        let mut pipeline = Pipeline {
+            locks: LockTable::new(
+                config.adaptive.map_or(config.shards, |a| a.start),
+                config.policy,
+                config.key_hint,
+            ),
             jobs: Vec::new(),
-            links: Vec::new(),
+            links: Links::default(),
             free_jobs: Vec::new(),
-            cores: machine.cpu.as_ref().map(|cpu| Cores::new(cpu.cores)),
+            cores: machine.cpu.as_ref().map(|cpu| Servers::new(cpu.cores)),
             wal: machine.wal.map(|wal| Wal::new(wal.group_commit)),
             covered: Vec::new(),
             calendar: Calendar::new(),
+            sends: Calendar::new(),
+            ext: (!config.features.is_empty()).then(|| Box::new(Extension::new(&config))),
+            pool: config
+                .features
+                .pool
+                .as_ref()
+                .map(|pool| Servers::new(pool.size)),
+            adaptive: config
+                .adaptive
+                .map(|policy| Box::new(Adaptive::new(policy))),
+            batches: Vec::new(),
+            free_batches: Vec::new(),
+            handovers: Vec::new(),
             series: WindowSeries::with_late_waits(config.window, config.window_count),
             waits: WaitStats::new(),
             responses: WaitStats::new(),
@@ -145,25 +265,37 @@ impl<O: Observer> Pipeline<O> {
             figures,
             machine,
             config,
-        }
+        };
+        pipeline.schedule_batching();
+        pipeline
     }
 
     /// Simulates a batch of open arrivals, in time order, all before the horizon.
     pub fn feed(&mut self, arrivals: &[Arrival]) {
         for arrival in arrivals {
-            while let Some(time) = self.calendar.next_time().filter(|&t| t <= arrival.at) {
+            while let Some(time) = self.next_event_time().filter(|&t| t <= arrival.at) {
                 if self.saturated_at.is_some() {
                     break;
                 }
                 self.handle(time);
             }
-            let cpu = draw(
-                self.machine.cpu.as_ref().map(|c| &c.demand),
-                &mut self.cpu_draws,
-            );
-            let overhead = draw(self.machine.overhead.as_ref(), &mut self.overhead_draws);
-            self.arrive(*arrival, NONE, cpu, overhead);
+            if self.ext.is_some() {
+                self.open_arrival(arrival);
+            } else {
+                let (cpu, overhead) = self.draw_machine();
+                self.arrive(Job::new(*arrival, Kind::Update), cpu, overhead);
+            }
         }
+    }
+
+    /// The CPU and the time outside the database of one more open update.
+    fn draw_machine(&mut self) -> (SimTime, SimTime) {
+        let cpu = draw(
+            self.machine.cpu.as_ref().map(|c| &c.demand),
+            &mut self.cpu_draws,
+        );
+        let overhead = draw(self.machine.overhead.as_ref(), &mut self.overhead_draws);
+        (cpu, overhead)
     }
 
     /// Runs a closed loop of clients to the horizon (each client drawing from its own streams
@@ -223,10 +355,16 @@ impl<O: Observer> Pipeline<O> {
         }
         let backlog_final = self.backlog;
         while self.saturated_at.is_none()
-            && let Some(time) = self.calendar.next_time()
+            && let Some(time) = self.next_event_time()
         {
             self.handle(time);
         }
+        let horizon = self.config.horizon;
+        let rows_total = self.locks.grand_total();
+        let extended = self
+            .ext
+            .as_mut()
+            .map(|ext| ext.figures(horizon, rows_total));
         let hot_keys = self.keys.as_ref().map_or_else(Vec::new, |keys| {
             keys.hottest(self.config.hot_keys, |key| self.locks.rows_of(key))
         });
@@ -242,10 +380,13 @@ impl<O: Observer> Pipeline<O> {
             backlog_final,
             windows: self.series.into_rows(),
             keys_touched: self.locks.keys_touched(),
-            extended: None,
+            extended,
             hot_keys,
-            adaptive: false,
-            growths: Vec::new(),
+            adaptive: self.adaptive.is_some(),
+            growths: self
+                .adaptive
+                .as_ref()
+                .map_or_else(Vec::new, |a| a.growths().to_vec()),
             rows_total: self.locks.rows_total(),
             max_key_rows: self.locks.max_key_rows(),
             saturated_at: self.saturated_at,
@@ -257,24 +398,44 @@ impl<O: Observer> Pipeline<O> {
 
     /// The next event's time, if it comes before the horizon and the run is not saturated.
     fn next_time_before_horizon(&self) -> Option<SimTime> {
-        self.calendar
-            .next_time()
+        self.next_event_time()
             .filter(|&time| time < self.config.horizon && self.saturated_at.is_none())
     }
 
-    /// A job arrives at the database (an open arrival after the events due by then; a
-    /// client's send at its event).
-    fn arrive(&mut self, arrival: Arrival, client: u32, cpu: SimTime, overhead: SimTime) {
+    /// The time of the next event on any calendar.
+    #[inline]
+    fn next_event_time(&self) -> Option<SimTime> {
+        let next = self.calendar.next_time();
+        if self.ext.is_none() {
+            return next;
+        }
+        match (next, self.sends.next_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Events waiting on both calendars.
+    fn events_pending(&self) -> u64 {
+        (self.calendar.len() + self.sends.len()) as u64
+    }
+
+    /// An update arrives at the database (an open arrival after the events due by then; a
+    /// client's send at its event; a retry or a flush at its time): it waits for a
+    /// connection (with a pool), then for its row. Returns its id, or `None` when the shard
+    /// count is saturated and it is never served.
+    fn arrive(&mut self, mut job: Job, cpu: SimTime, overhead: SimTime) -> Option<u32> {
+        let at = job.arrival.at;
         assert!(
-            arrival.at >= self.now && arrival.at < self.config.horizon,
+            at >= self.now && at < self.config.horizon,
             "arrivals come in time order and before the horizon"
         );
-        self.now = arrival.at;
-        self.close_windows_through(arrival.at);
-        let measured = arrival.at >= self.config.measure_from;
+        self.now = at;
+        self.close_windows_through(at);
+        let measured = at >= self.config.measure_from;
         if self.saturated_at.is_some() {
             self.unserved(measured);
-            return;
+            return None;
         }
         if measured {
             if !self.measuring {
@@ -283,41 +444,133 @@ impl<O: Observer> Pipeline<O> {
             }
             self.arrivals += 1;
         }
-        let window = self.series.record_late_arrival();
-        let job = self.allocate(Job {
-            arrival,
-            cpu,
-            overhead,
-            granted_at: 0,
-            row: NONE,
-            window,
-            client,
-        });
-        match self.locks.request(
-            arrival.key,
-            arrival.random_bits,
-            arrival.user,
-            job,
-            &mut self.links,
-        ) {
-            Request::Granted(row) => self.grant(job, row, 0),
-            Request::Queued => self.enter_backlog(measured),
-        }
-        if self.backlog + self.calendar.len() as u64 > self.config.queue_limit {
+        job.window = self.series.record_late_arrival();
+        job.cpu = cpu;
+        job.overhead = overhead;
+        let id = self.allocate(job);
+        self.apply_growth(job.arrival.key);
+        self.connect_then(id);
+        if self.backlog + self.events_pending() > self.config.queue_limit {
             self.saturate();
+        }
+        Some(id)
+    }
+
+    /// The job asks the pool for a connection, if there is a pool, and goes on.
+    fn connect_then(&mut self, id: u32) {
+        match self.pool.as_mut() {
+            Some(pool) => {
+                let job = &mut self.jobs[id as usize];
+                if job.kind == Kind::Update {
+                    let Arrival {
+                        key,
+                        random_bits,
+                        user,
+                        ..
+                    } = job.arrival;
+                    job.row = self.locks.choose(key, random_bits, user);
+                }
+                if pool.request(id, &mut self.links) {
+                    self.connected(id);
+                } else {
+                    self.jobs[id as usize].stage = Stage::Connecting;
+                    if self.jobs[id as usize].kind == Kind::Update {
+                        self.wait_in_backlog(id);
+                    }
+                }
+            }
+            None => self.request_row(id),
+        }
+    }
+
+    /// The job got a connection now: an update asks for its row, a neighbour's request runs.
+    fn connected(&mut self, id: u32) {
+        let job = &mut self.jobs[id as usize];
+        job.connected = true;
+        job.connected_at = self.now;
+        match job.kind {
+            Kind::Neighbour => self.neighbour_connected(id),
+            _ => self.request_row(id),
+        }
+    }
+
+    /// A connection is free again: the next job waiting for one takes it.
+    fn release_connection(&mut self) {
+        if let Some(next) = self.pool.as_mut().and_then(|p| p.release(&mut self.links)) {
+            self.connected(next);
+        }
+    }
+
+    /// The update asks for a row of its key (the one chosen at its send, if it was).
+    fn request_row(&mut self, id: u32) {
+        let Job { arrival, row, .. } = self.jobs[id as usize];
+        let request = if row == NONE {
+            self.locks.request(
+                arrival.key,
+                arrival.random_bits,
+                arrival.user,
+                id,
+                &mut self.links,
+            )
+        } else {
+            self.locks.request_row(row, id, &mut self.links)
+        };
+        match request {
+            Request::Granted(row) => self.take_row(Handover {
+                job: id,
+                waiters: 0,
+                row,
+            }),
+            Request::Queued(row) => {
+                let job = &mut self.jobs[id as usize];
+                job.row = row;
+                job.stage = Stage::Queued;
+                self.wait_in_backlog(id);
+            }
+        }
+    }
+
+    /// The update counts as waiting (once).
+    fn wait_in_backlog(&mut self, id: u32) {
+        let job = &mut self.jobs[id as usize];
+        if !job.in_backlog {
+            job.in_backlog = true;
+            let measured = job.arrival.at >= self.config.measure_from;
+            self.enter_backlog(measured);
+        }
+    }
+
+    /// A row went to a job now: an update's hold starts, or a locking read has one more row.
+    fn take_row(&mut self, handover: Handover) {
+        let job = &mut self.jobs[handover.job as usize];
+        if job.in_backlog {
+            job.in_backlog = false;
+            self.backlog -= 1;
+        }
+        match job.kind {
+            Kind::ReadPart => self.part_granted(handover.job, handover.row),
+            _ => self.grant(handover.job, handover.row, handover.waiters),
         }
     }
 
     /// Takes a slot in the job slab.
     fn allocate(&mut self, job: Job) -> u32 {
         if let Some(id) = self.free_jobs.pop() {
-            self.jobs[id as usize] = job;
+            let generation = self.jobs[id as usize].generation;
+            self.jobs[id as usize] = Job { generation, ..job };
             return id;
         }
         let id = u32::try_from(self.jobs.len()).expect("fewer than 2^32 jobs in flight");
         self.jobs.push(job);
-        self.links.push(NONE);
+        self.links.add_job();
         id
+    }
+
+    /// Frees the job's slot; a deadline still on the calendar no longer applies to it.
+    fn free(&mut self, id: u32) {
+        let job = &mut self.jobs[id as usize];
+        job.generation = job.generation.wrapping_add(1);
+        self.free_jobs.push(id);
     }
 
     /// `job` takes `row` now, with `waiters` updates still waiting for it.
@@ -326,6 +579,7 @@ impl<O: Observer> Pipeline<O> {
         let job = &mut self.jobs[id as usize];
         job.row = row;
         job.granted_at = now;
+        job.stage = Stage::Holding;
         let job = *job;
         let wait = now - job.arrival.at;
         let measured = job.arrival.at >= self.config.measure_from;
@@ -336,14 +590,10 @@ impl<O: Observer> Pipeline<O> {
         if now < self.config.horizon {
             self.series.record_start();
         }
-        self.locks.add(row);
-        if let Some(keys) = self.keys.as_mut() {
-            let block = self
-                .locks
-                .block_of(job.arrival.key)
-                .expect("a granted key has rows");
-            keys.record(block, job.arrival.key, wait, measured);
-        }
+        self.record_connection_wait(&job);
+        let amount = self.executed_amount(&job);
+        self.locks.add(row, amount);
+        self.record_for_key(job.arrival.key, wait, measured);
         let grant = Grant {
             slot: self.locks.slot_of(row),
             start: now,
@@ -361,18 +611,33 @@ impl<O: Observer> Pipeline<O> {
     /// Handles the next event, due at `time`.
     fn handle(&mut self, time: SimTime) {
         self.close_windows_through(time);
-        let (_, step) = self.calendar.pop().expect("an event is due");
         self.now = time;
+        let step = if self.calendar.next_time() == Some(time) {
+            self.calendar.pop().expect("an event is due").1
+        } else {
+            let (_, seq, step) = self.sends.pop_entry().expect("an event is due");
+            if let Step::Deadline(job, generation) = step {
+                self.deadline(job, generation, seq + 1);
+                return;
+            }
+            step
+        };
         match step {
             Step::HoldEnd(job) => self.work(job),
             Step::CpuEnd(job) => {
-                if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&self.links)) {
+                if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&mut self.links)) {
                     self.run_cpu(next);
                 }
                 self.flush(job);
             }
             Step::FlushEnd => self.end_flush(),
             Step::Send(client) => self.send(client),
+            Step::Retry(index) => self.retry(index),
+            Step::BatchFlush(server) => self.batch_flush(server),
+            Step::Crash(servers) => self.crash(servers),
+            Step::ConnectionEnd(job) => self.connection_end(job),
+            Step::ReadEnd(read) => self.read_end(read),
+            Step::Deadline(..) => unreachable!("handled above"),
         }
     }
 
@@ -443,16 +708,16 @@ impl<O: Observer> Pipeline<O> {
             self.completed += 1;
             self.figures.commits += 1;
         }
-        let held = self.measured_overlap(job.granted_at, now);
-        self.locks
-            .add_busy(job.row, u64::try_from(held).unwrap_or(u64::MAX));
-        if let Some(next) = self.locks.release(job.row, now, &self.links) {
-            self.backlog -= 1;
-            self.grant(next.job, job.row, next.waiters);
+        self.release_row(job.row, job.granted_at);
+        if job.connected {
+            self.release_connection();
         }
         let answered = now.saturating_add(job.overhead);
-        if job.arrival.at >= self.config.measure_from {
+        if job.arrival.at >= self.config.measure_from && !job.timed_out && job.client_waits() {
             self.responses.record(answered - job.arrival.at);
+        }
+        if job.link != NONE {
+            self.flush_committed(job.link);
         }
         if job.client != NONE
             && let Some(clients) = self.clients.as_mut()
@@ -465,7 +730,17 @@ impl<O: Observer> Pipeline<O> {
                 self.calendar.schedule(next, Step::Send(job.client));
             }
         }
-        self.free_jobs.push(id);
+        self.free(id);
+    }
+
+    /// `row`, held since `since`, is released now: it goes to the next job waiting for it.
+    fn release_row(&mut self, row: u32, since: SimTime) {
+        let held = self.measured_overlap(since, self.now);
+        self.locks
+            .add_busy(row, u64::try_from(held).unwrap_or(u64::MAX));
+        if let Some(next) = self.locks.release(row, self.now, &mut self.links) {
+            self.take_row(next);
+        }
     }
 
     /// A closed-loop client sends its next update now.
@@ -492,7 +767,11 @@ impl<O: Observer> Pipeline<O> {
             &mut streams.cpu,
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
-        self.arrive(arrival, client, cpu, overhead);
+        let job = Job {
+            client,
+            ..Job::new(arrival, Kind::Update)
+        };
+        self.arrive(job, cpu, overhead);
     }
 
     /// How much of `[start, end)` falls in the measured period.
@@ -516,6 +795,7 @@ impl<O: Observer> Pipeline<O> {
     fn saturate(&mut self) {
         self.saturated_at = Some(self.now);
         self.calendar = Calendar::new();
+        self.sends = Calendar::new();
     }
 
     /// An arrival after saturation: it joins the backlog and is never served.
@@ -539,7 +819,8 @@ impl<O: Observer> Pipeline<O> {
             self.locks.rows_total(),
             self.locks.rows_of(self.config.hot_key),
         );
-        self.series.close_window(self.backlog, 0, rows);
+        let at_risk = self.ext.as_ref().map_or(0, |ext| ext.at_risk);
+        self.series.close_window(self.backlog, at_risk, rows);
     }
 }
 
@@ -547,4 +828,14 @@ impl<O: Observer> Pipeline<O> {
 #[inline]
 fn draw(dist: Option<&HoldDist>, rng: &mut SimRng) -> SimTime {
     dist.map_or(0, |dist| dist.sample(rng))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_job_fits_the_memory_budget() {
+        // The budget counts a queued job as its slab slot (doubled), its links and its
+        // calendar entries: keep the slot at 120 bytes.
+        assert!(std::mem::size_of::<super::Job>() <= 120);
+    }
 }
