@@ -79,6 +79,65 @@ impl<E> Calendar<E> {
     }
 }
 
+/// Future instants with nothing attached (when queued updates take their rows), popped
+/// earliest first. Times scheduled in non-decreasing order — every start of one key under
+/// `earliest-free` — wait in a plain queue; only the others pay for a heap.
+#[derive(Debug, Default)]
+pub struct Instants {
+    in_order: std::collections::VecDeque<SimTime>,
+    others: BinaryHeap<std::cmp::Reverse<SimTime>>,
+}
+
+impl Instants {
+    /// No instant.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `time`.
+    #[inline(always)]
+    pub fn schedule(&mut self, time: SimTime) {
+        match self.in_order.back() {
+            Some(&last) if time < last => self.others.push(std::cmp::Reverse(time)),
+            _ => self.in_order.push_back(time),
+        }
+    }
+
+    /// The earliest instant, if any.
+    #[inline(always)]
+    pub fn next_time(&self) -> Option<SimTime> {
+        let queued = self.in_order.front().copied();
+        match self.others.peek() {
+            None => queued,
+            Some(&std::cmp::Reverse(other)) => Some(queued.map_or(other, |q| q.min(other))),
+        }
+    }
+
+    /// Removes the earliest instant.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<SimTime> {
+        let queued = self.in_order.front().copied();
+        match (queued, self.others.peek()) {
+            (Some(q), Some(&std::cmp::Reverse(other))) if other < q => {
+                self.others.pop().map(|r| r.0)
+            }
+            (Some(_), _) => self.in_order.pop_front(),
+            (None, _) => self.others.pop().map(|r| r.0),
+        }
+    }
+
+    /// The number of instants.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.in_order.len() + self.others.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl<E> Default for Calendar<E> {
     fn default() -> Self {
         Self::new()
@@ -119,6 +178,18 @@ mod tests {
         calendar.schedule(3, 'd');
         let order: Vec<_> = std::iter::from_fn(|| calendar.pop()).collect();
         assert_eq!(order, [(3, 'b'), (3, 'd'), (5, 'a'), (5, 'c')]);
+    }
+
+    #[test]
+    fn instants_pop_in_time_order_however_they_come() {
+        let mut instants = Instants::new();
+        for time in [3, 5, 5, 2, 8, 1, 9, 4] {
+            instants.schedule(time);
+        }
+        assert_eq!(instants.len(), 8);
+        let order: Vec<_> = std::iter::from_fn(|| instants.pop()).collect();
+        assert_eq!(order, [1, 2, 3, 4, 5, 5, 8, 9]);
+        assert!(instants.is_empty() && instants.next_time().is_none());
     }
 
     #[test]

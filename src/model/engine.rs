@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::stats::{KeyFigures, KeyTracker, WaitStats, WindowRow, WindowSeries};
 
 use super::adaptive::{Adaptive, AdaptivePolicy, Growth};
-use super::calendar::Calendar;
+use super::calendar::{Calendar, Instants};
 use super::clients::Features;
 use super::extended::{ExtendedRun, Extension};
 use super::rows::{Grant, Policy, RowTable};
@@ -171,7 +171,7 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) config: EngineConfig,
     pub(super) rows: RowTable,
     /// When queued updates take their rows.
-    pub(super) starts: Calendar<()>,
+    pub(super) starts: Instants,
     /// Everything else that is due later.
     pub(super) calendar: Calendar<Event>,
     pub(super) series: WindowSeries,
@@ -207,7 +207,7 @@ impl<O: Observer> Engine<O> {
                 config.policy,
                 config.key_hint,
             ),
-            starts: Calendar::new(),
+            starts: Instants::new(),
             calendar: Calendar::new(),
             series: WindowSeries::new(config.window, config.window_count),
             waits: WaitStats::new(),
@@ -344,7 +344,7 @@ impl<O: Observer> Engine<O> {
     #[cold]
     fn saturate(&mut self) {
         self.saturated_at = Some(self.now);
-        self.starts = Calendar::new();
+        self.starts = Instants::new();
         self.calendar = Calendar::new();
     }
 
@@ -413,7 +413,7 @@ impl<O: Observer> Engine<O> {
         }
         self.series.record_arrival(wait);
         if start > self.now {
-            self.starts.schedule(start, ());
+            self.starts.schedule(start);
             self.enter_backlog(measured);
         } else {
             self.series.record_start();

@@ -174,6 +174,7 @@ impl WindowSeries {
                 .waits
                 .iter()
                 .for_each(|&wait| self.waits.record(wait));
+            self.waits.settle();
             let row = &mut self.rows[late.first];
             row.wait_p99_ns = self.waits.quantile_ns(0.99);
             row.wait_max_ns = self.waits.max_ns();
@@ -225,6 +226,7 @@ impl WindowSeries {
     pub fn close_window(&mut self, backlog: u64, at_risk: u64, (rows, hot_key_rows): (u64, u32)) {
         let narrow = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         let (at_risk, rows) = (narrow(at_risk), narrow(rows));
+        self.waits.settle();
         self.rows.push(WindowRow {
             arrivals: self.arrivals,
             started: self.started,

@@ -1,5 +1,7 @@
 //! Wait statistics: an HDR histogram (3 significant digits) for percentiles, with the exact
-//! count, sum and maximum beside it.
+//! count, sum and maximum beside it. Zero waits — most waits below saturation — are only
+//! counted (the histogram's bucket 0, kept apart): a percentile reads them as the histogram
+//! would have, so the figures are exactly an HDR histogram's.
 
 use std::ops::AddAssign;
 
@@ -15,7 +17,10 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 /// Streaming, mergeable statistics of wait times.
 #[derive(Debug, Clone)]
 pub struct WaitStats {
+    /// The waits above zero.
     histogram: Histogram<u64>,
+    /// Waits of zero.
+    zeros: u64,
     count: u64,
     sum_ns: u128,
     max_ns: SimTime,
@@ -50,6 +55,7 @@ impl WaitStats {
         histogram.auto(false);
         WaitStats {
             histogram,
+            zeros: 0,
             count: 0,
             sum_ns: 0,
             max_ns: 0,
@@ -72,11 +78,24 @@ impl WaitStats {
     /// Records one wait.
     #[inline(always)]
     pub fn record(&mut self, wait_ns: SimTime) {
+        self.count += 1;
+        if wait_ns == 0 {
+            self.zeros += 1;
+            return;
+        }
         self.histogram
             .saturating_record(wait_ns.min(HIGHEST_TRACKABLE_NS));
-        self.count += 1;
         self.sum_ns += u128::from(wait_ns);
         self.max_ns = self.max_ns.max(wait_ns);
+    }
+
+    /// Moves the zeros counted apart into the histogram, which then answers percentiles at
+    /// its own speed (the figures do not change).
+    pub fn settle(&mut self) {
+        if self.zeros > 0 && self.frozen.is_none() {
+            self.histogram.saturating_record_n(0, self.zeros);
+            self.zeros = 0;
+        }
     }
 
     /// Number of waits recorded.
@@ -99,14 +118,36 @@ impl WaitStats {
         if self.count == 0 {
             return 0;
         }
-        self.histogram.value_at_quantile(q).min(self.max_ns)
+        if self.zeros == 0 {
+            return self.histogram.value_at_quantile(q).min(self.max_ns);
+        }
+        // As the histogram would rank them with the zeros in its first bucket.
+        let rank = ((q.min(1.0) * self.count as f64).ceil() as u64).max(1);
+        if rank <= self.zeros {
+            return 0;
+        }
+        let mut below = self.zeros;
+        for bucket in self.histogram.iter_recorded() {
+            below += bucket.count_at_value();
+            if below >= rank {
+                let value = bucket.value_iterated_to();
+                let value = if q == 0.0 {
+                    self.histogram.lowest_equivalent(value)
+                } else {
+                    value
+                };
+                return value.min(self.max_ns);
+            }
+        }
+        self.max_ns
     }
 
     /// Forgets every wait, keeping the allocation.
     pub fn clear(&mut self) {
-        if self.count > 0 {
+        if !self.histogram.is_empty() {
             self.histogram.reset();
         }
+        self.zeros = 0;
         self.count = 0;
         self.sum_ns = 0;
         self.max_ns = 0;
@@ -150,6 +191,7 @@ impl AddAssign<&WaitStats> for WaitStats {
         self.histogram
             .add(&other.histogram)
             .expect("histograms share their bounds");
+        self.zeros += other.zeros;
         self.count += other.count;
         self.sum_ns += other.sum_ns;
         self.max_ns = self.max_ns.max(other.max_ns);
@@ -180,6 +222,37 @@ mod tests {
         (1..=100_000u64).for_each(|i| stats.record(i * 1_000));
         let p99 = stats.quantile_ns(0.99) as f64;
         assert!((p99 / 99_000_000.0 - 1.0).abs() < 1e-3, "{p99}");
+    }
+
+    #[test]
+    fn zeros_kept_apart_give_the_histograms_own_percentiles() {
+        // Against a plain HDR histogram holding every wait, zeros included, for mixes of
+        // zeros and waits across the buckets.
+        let mut seed = 7u64;
+        for zeros_in_100 in [0u64, 1, 30, 70, 99, 100] {
+            let mut stats = WaitStats::new();
+            let mut plain = Histogram::<u64>::new_with_bounds(1, HIGHEST_TRACKABLE_NS, 3).unwrap();
+            let mut max = 0;
+            for _ in 0..5_000 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let wait = if (seed >> 33) % 100 < zeros_in_100 {
+                    0
+                } else {
+                    (seed >> 20) % 50_000_000 + 1
+                };
+                stats.record(wait);
+                plain.record(wait).unwrap();
+                max = max.max(wait);
+            }
+            for q in [0.0, 0.001, 0.3, 0.5, 0.69, 0.7, 0.71, 0.9, 0.99, 0.999, 1.0] {
+                let expected = plain.value_at_quantile(q).min(max);
+                assert_eq!(
+                    stats.quantile_ns(q),
+                    expected,
+                    "{zeros_in_100}% zeros, q = {q}"
+                );
+            }
+        }
     }
 
     #[test]
