@@ -10,7 +10,8 @@ use anyhow::Context;
 use crate::budget;
 use crate::check::{self, Tolerances};
 use crate::cli::{
-    CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, PlanArgs, RunArgs, ScenarioFlags,
+    CalibrateArgs, CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, PlanArgs, RunArgs,
+    ScenarioFlags,
 };
 use crate::error::{Failed, InputError, IoFailure};
 use crate::model::time::ms_f64_to_ns;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => run_scenario(&args),
         Command::Plan(args) => plan_capacity(&args),
         Command::Check(args) => check_baseline(&args),
+        Command::Calibrate(args) => calibrate_database(&args),
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut command, "shardsim", &mut std::io::stdout());
@@ -51,6 +53,7 @@ fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
         policy: flags.policy,
         replications: flags.replications,
         event_path: flags.engine == crate::cli::EngineChoice::Event,
+        calibration: flags.calibration.clone(),
     }
 }
 
@@ -469,4 +472,55 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         columns.join(", ")
     ))
     .into())
+}
+
+/// `shardsim calibrate`: measure, fit, write the calibration and print measured against fitted.
+fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
+    use crate::calibrate::{self, Design, conn::Target};
+    let target = Target::parse(&args.db)?;
+    // A server that cannot be used fails before anything is written.
+    drop(target.connect()?);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("output").join("calibration"));
+    let staging = Staging::prepare(&out)?;
+    let mut clients = args.clients.clone();
+    clients.sort_unstable();
+    clients.dedup();
+    let design = Design {
+        clients,
+        max_rows: args.max_rows,
+        duration_s: args.duration_s,
+        cores: args
+            .cores
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32)),
+    };
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(&format!(
+        "calibrating {}: {}",
+        target.shown(),
+        design.describe()
+    ));
+    let calibration = calibrate::calibrate(&target, &design, &|step| say(step))?;
+    let write = |name: &str, bytes: &[u8]| {
+        staging
+            .write(name, bytes)
+            .map_err(|err| IoFailure::new(&staging.path(name), err))
+    };
+    write("calibration.toml", calibration.toml().as_bytes())?;
+    write("calibration.csv", &calibration.csv())?;
+    let chart = chart::calibration_chart(&calibration).map_err(anyhow::Error::msg)?;
+    write("calibration.svg", chart.svg.as_bytes())?;
+    write("calibration.png", &chart.png)?;
+    staging.commit()?;
+    if !args.quiet {
+        print!("{}", terminal::calibration_table(&calibration));
+        println!("wrote {}", out.display());
+    }
+    Ok(())
 }

@@ -29,8 +29,45 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario and compare its summary with a baseline; exit 1 on a regression.
     Check(CheckArgs),
+    /// Measure a real PostgreSQL under closed-loop load and fit the machine model to it;
+    /// writes calibration.toml (sections a scenario includes), calibration.csv and a chart.
+    Calibrate(CalibrateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
     Completions(CompletionArgs),
+}
+
+/// `shardsim calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The database: a libpq connection string ("host=/var/run/postgresql dbname=app") or a
+    /// postgres:// URL; the password comes only from PGPASSWORD or ~/.pgpass. It creates and
+    /// drops a schema of its own, shardsim_calibration, and touches nothing else.
+    #[arg(long, value_name = "CONN")]
+    pub db: String,
+
+    /// Output folder [default: output/calibration].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Seconds measured per run, after a 1 s warm-up (0.5 to 60).
+    #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = values::calibration_seconds)]
+    pub duration_s: f64,
+
+    /// Rows of the many-rows series (2 to 4096).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = values::calibration_rows)]
+    pub max_rows: u32,
+
+    /// Client counts of each series, comma-separated (1 to 256 each).
+    #[arg(long, value_name = "LIST", default_value = "1,2,4,8,16,32", value_delimiter = ',', value_parser = values::client_counts)]
+    pub clients: Vec<u32>,
+
+    /// The server's cores [default: this machine's, right for a local server].
+    #[arg(long, value_name = "N", value_parser = values::cores)]
+    pub cores: Option<u32>,
+
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Overrides of a scenario's settings and how to run it, shared by every simulating subcommand.
@@ -52,6 +89,11 @@ pub struct ScenarioFlags {
     /// machine sections) or event (the event-driven pipeline always; same results, slower).
     #[arg(long, value_enum, value_name = "ENGINE", default_value = "auto")]
     pub engine: EngineChoice,
+
+    /// A calibration (from shardsim calibrate) whose [hold], [machine], [wal] and [client]
+    /// fill in what the scenario does not set.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 
     /// Worker threads, 1 to 256 [default: one per core]; results are the same for any number.
     #[arg(long, value_name = "N", value_parser = values::threads)]

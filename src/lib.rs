@@ -35,9 +35,11 @@
 pub mod app;
 pub mod arrivals;
 pub mod budget;
+pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod interrupt;
 pub mod model;
 pub mod plan;
 pub mod progress;

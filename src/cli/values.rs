@@ -150,6 +150,52 @@ pub fn memory(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// `--duration-s` of calibrate: 0.5 to 60 seconds.
+pub fn calibration_seconds(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected seconds, got {:?}", clip(text)))?;
+    if (0.5..=60.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("must be from 0.5 to 60 seconds, got {value}"))
+    }
+}
+
+/// `--max-rows` of calibrate: 2 to 4096.
+pub fn calibration_rows(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(value @ 2..=4096) => Ok(value),
+        _ => Err(format!(
+            "must be a whole number from 2 to 4096, got {:?}",
+            clip(text)
+        )),
+    }
+}
+
+/// One client count of calibrate's `--clients`: 1 to 256.
+pub fn client_counts(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(value @ 1..=256) => Ok(value),
+        _ => Err(format!(
+            "each client count must be from 1 to 256, got {:?}",
+            clip(text)
+        )),
+    }
+}
+
+/// `--cores`: 1 to 4096.
+pub fn cores(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(value @ 1..=4096) => Ok(value),
+        _ => Err(format!(
+            "must be a whole number from 1 to 4096, got {:?}",
+            clip(text)
+        )),
+    }
+}
+
 /// A clap error as one line in the tool's words: `--flag: what is wrong` for a bad value,
 /// clap's own first line (without its `error: ` prefix) otherwise.
 pub fn one_line(err: &clap::Error) -> String {

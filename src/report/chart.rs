@@ -77,6 +77,16 @@ pub struct Chart {
     pub png: Vec<u8>,
 }
 
+/// Registers the font compiled into the binary, once.
+fn register_bundled_font() {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The bytes are a valid font compiled into the binary; a failure is a build defect.
+        register_font(FONT, FontStyle::Normal, FONT_BYTES)
+            .unwrap_or_else(|_| panic!("the bundled font is valid"));
+    });
+}
+
 /// Renders every chart of a sweep.
 pub fn render_all(
     scenario: &Scenario,
@@ -84,12 +94,7 @@ pub fn render_all(
     runs: &[ShardRun],
     recommended: Option<u32>,
 ) -> Result<Vec<Chart>, String> {
-    static REGISTER: Once = Once::new();
-    REGISTER.call_once(|| {
-        // The bytes are a valid font compiled into the binary; a failure is a build defect.
-        register_font(FONT, FontStyle::Normal, FONT_BYTES)
-            .unwrap_or_else(|_| panic!("the bundled font is valid"));
-    });
+    register_bundled_font();
     // Shard-count axes show the static shard counts; the adaptive run appears over time, and
     // on the waits chart as a level.
     let adaptive = rows.iter().find(|r| r.adaptive);
@@ -142,6 +147,10 @@ pub fn render_all(
 /// What each chart shows and how to read it, and the files with its data.
 fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
     match name {
+        "calibration" => (
+            "Measured throughput (solid, dots) against the fitted model's (dashed, crosses) per client count, one colour per row count.",
+            &["calibration.csv"],
+        ),
         "waits" => (
             "The decision chart: the wait for the row at p50, p99 and p99.9 per shard count. The first shard count \
              below the dashed target with no red band is the answer; the green line marks the recommendation.",
@@ -1388,6 +1397,69 @@ impl AtRiskFigure<'_> {
         for (_, points) in &lines {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             draw_time_line(&mut chart, plotted.collect(), PALETTE[0].stroke_width(2))?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+/// The calibration chart: measured and fitted throughput against client count, per row count.
+pub fn calibration_chart(calibration: &crate::calibrate::Calibration) -> Result<Chart, String> {
+    register_bundled_font();
+    render("calibration", &CalibrationFigure { calibration })
+}
+
+struct CalibrationFigure<'a> {
+    calibration: &'a crate::calibrate::Calibration,
+}
+figure!(CalibrationFigure);
+
+impl CalibrationFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let runs = &self.calibration.runs;
+        let mut row_counts: Vec<u32> = runs.iter().map(|r| r.load.rows).collect();
+        row_counts.sort_unstable();
+        row_counts.dedup();
+        let y = Axis::fit(
+            runs.iter()
+                .flat_map(|r| [r.measured.tps, r.fitted.tps])
+                .chain(std::iter::once(0.0)),
+        );
+        let mut legend = Legend::default();
+        let series: Vec<(u32, RGBColor)> = row_counts
+            .iter()
+            .enumerate()
+            .map(|(i, &rows)| (rows, PALETTE[i % PALETTE.len()]))
+            .collect();
+        for &(rows, colour) in &series {
+            let noun = if rows == 1 { "row" } else { "rows" };
+            legend.add(format!("{rows} {noun}: measured"), Mark::Line(colour));
+            legend.add(format!("{rows} {noun}: fitted"), Mark::Dashed(colour));
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let clients: Vec<u32> = runs.iter().map(|r| r.load.clients).collect();
+        let caption = format!(
+            "calibration (synchronous_commit = {}): throughput against clients",
+            self.calibration.synchronous_commit
+        );
+        let mut chart = build(&plot_area, caption, shard_range(&clients), y.range(), false)?;
+        let y_desc = format!("updates per second{}", y.note());
+        draw_mesh(
+            &mut chart,
+            "clients (closed loop, log scale)",
+            &y_desc,
+            &|v| shard_label(*v),
+            &|v| y.label(*v),
+        )?;
+        for &(rows, colour) in &series {
+            let of = |value: &dyn Fn(&crate::calibrate::CalibrationRun) -> f64| -> Vec<(f64, f64)> {
+                runs.iter()
+                    .filter(|r| r.load.rows == rows)
+                    .map(|r| (f64::from(r.load.clients).log2(), y.to_plot(value(r))))
+                    .collect()
+            };
+            draw_marked(&mut chart, of(&|r| r.measured.tps), Mark::Line(colour))?;
+            draw_marked(&mut chart, of(&|r| r.fitted.tps), Mark::Dashed(colour))?;
         }
         legend.draw(&legend_area)
     }

@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, Once};
 
 use crate::error::{InputError, IoFailure};
 
@@ -21,17 +20,14 @@ const MARKER_HEADER: &str = "# written by shardsim; the files below are replaced
 /// What a temporary folder's name holds between the output's name and the process id.
 const PARTIAL: &str = ".partial-";
 
-/// The temporary folders of this process, removed by the signal handler. Process-wide by
-/// nature: a signal interrupts whatever is running.
-static IN_PROGRESS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-static HANDLER: Once = Once::new();
-
 /// A temporary folder that becomes the output folder on [`Staging::commit`].
 #[derive(Debug)]
 pub struct Staging {
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
+    /// Removes the temporary folder if the run is interrupted.
+    _on_interrupt: crate::interrupt::Cleanup,
 }
 
 impl Staging {
@@ -55,15 +51,14 @@ impl Staging {
             let _ = fs::remove_dir_all(&temp);
         }
         // Registered before it exists, so a signal at any moment from here removes it.
-        register(&temp);
-        fs::create_dir(&temp).map_err(|err| {
-            unregister(&temp);
-            IoFailure::new(target, format!("cannot write here: {err}"))
-        })?;
+        let on_interrupt = register(&temp);
+        fs::create_dir(&temp)
+            .map_err(|err| IoFailure::new(target, format!("cannot write here: {err}")))?;
         Ok(Staging {
             target: target.to_path_buf(),
             temp,
             committed: false,
+            _on_interrupt: on_interrupt,
         })
     }
 
@@ -105,7 +100,6 @@ impl Staging {
             fs::rename(&self.temp, &self.target).map_err(fail)?;
         }
         self.committed = true;
-        unregister(&self.temp);
         Ok(())
     }
 }
@@ -114,39 +108,22 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.temp);
-            unregister(&self.temp);
         }
     }
 }
 
-/// Adds a temporary folder to those the signal handler removes, installing the handler once.
-fn register(temp: &Path) {
-    HANDLER.call_once(|| {
-        // If another handler is installed (a library user's), it keeps its own behaviour.
-        let _ = ctrlc::set_handler(|| {
-            let folders = IN_PROGRESS.lock().map(|f| f.clone()).unwrap_or_default();
-            for folder in folders {
-                // A worker may still be writing a file into it: try again if it reappears.
-                for _ in 0..3 {
-                    let _ = fs::remove_dir_all(&folder);
-                    if !folder.exists() {
-                        break;
-                    }
-                }
+/// Removes the temporary folder if the run is interrupted; the returned guard unregisters it.
+fn register(temp: &Path) -> crate::interrupt::Cleanup {
+    let folder = temp.to_path_buf();
+    crate::interrupt::on_interrupt("nothing was written", move || {
+        // A worker may still be writing a file into it: try again if it reappears.
+        for _ in 0..3 {
+            let _ = fs::remove_dir_all(&folder);
+            if !folder.exists() {
+                break;
             }
-            eprintln!("error: interrupted; nothing was written");
-            std::process::exit(130);
-        });
-    });
-    if let Ok(mut folders) = IN_PROGRESS.lock() {
-        folders.push(temp.to_path_buf());
-    }
-}
-
-fn unregister(temp: &Path) {
-    if let Ok(mut folders) = IN_PROGRESS.lock() {
-        folders.retain(|folder| folder != temp);
-    }
+        }
+    })
 }
 
 /// Removes temporary folders of `name` left by processes that no longer run.

@@ -219,6 +219,55 @@ fn line_width() -> usize {
     })
 }
 
+/// The calibration's table: every run measured against the fitted model, then the fit.
+pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String {
+    let mut out = format!(
+        "{} (synchronous_commit = {})\n{:>6} {:>8} {:>12} {:>12} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+        calibration.server,
+        calibration.synchronous_commit,
+        "rows",
+        "clients",
+        "measured/s",
+        "fitted/s",
+        "error",
+        "p50",
+        "fitted p50",
+        "p99",
+        "fsyncs/c",
+        "fitted",
+    );
+    let fsyncs = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+    for run in &calibration.runs {
+        let summary = run.measured.responses.summary();
+        out += &format!(
+            "{:>6} {:>8} {:>12.0} {:>12.0} {:>6.1}% {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+            run.load.rows,
+            run.load.clients,
+            run.measured.tps,
+            run.fitted.tps,
+            100.0 * (run.fitted.tps / run.measured.tps.max(1e-9) - 1.0),
+            super::units::duration(summary.p50_ns),
+            super::units::duration((run.fitted.p50_ms * 1e6).round() as u64),
+            super::units::duration(summary.p99_ns),
+            fsyncs(run.measured.fsyncs_per_commit),
+            fsyncs(run.fitted.fsyncs_per_commit),
+        );
+    }
+    let m = &calibration.machine;
+    out += &format!(
+        "fitted: row hold {:.4} ms + {:.4} ms per waiter; CPU {:.4} ms on {} cores{}; {:.4} ms outside the database\n",
+        m.hold_ms,
+        m.per_waiter_ms,
+        m.cpu_ms,
+        m.cores,
+        m.flush_ms
+            .map(|f| format!("; WAL flush {f:.4} ms, group commit"))
+            .unwrap_or_default(),
+        m.overhead_ms
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

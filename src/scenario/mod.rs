@@ -5,6 +5,7 @@
 
 mod behaviours;
 pub mod file;
+mod include;
 mod machine;
 mod validate;
 
@@ -31,6 +32,8 @@ pub struct Overrides {
     pub replications: Option<u32>,
     /// `--engine event`: run on the event-driven pipeline even without machine sections.
     pub event_path: bool,
+    /// `--calibration`: a calibration's sections, added where the scenario has none.
+    pub calibration: Option<std::path::PathBuf>,
 }
 
 /// A validated scenario, in simulation units.
@@ -189,7 +192,8 @@ impl Scenario {
     /// Parses and validates scenario text; `path` names it in errors and anchors a relative
     /// trace path.
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
-        let file = validate::parse(path, text)?;
+        let text = include::merged(path, text, overrides.calibration.as_deref())?;
+        let file = validate::parse(path, &text)?;
         validate::resolve(path, file, overrides)
     }
 

@@ -6,6 +6,7 @@ mod cli;
 mod clients;
 mod closed;
 mod common;
+mod database;
 mod determinism;
 mod fuzzing;
 mod machine;

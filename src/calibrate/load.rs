@@ -1,0 +1,243 @@
+//! Load on the real database: closed loops (each client on its own connection sends its next
+//! `UPDATE … SET count = count + 1` when the last one commits) and open Poisson streams (timed
+//! sends, as pgbench `-R` does, over a capped set of connections). Every run is bounded in
+//! time; a warm-up comes before the measured seconds. What is measured: throughput, response
+//! times (send to commit, client side), and the WAL syncs per commit from `pg_stat_wal`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use super::conn::{DbFailure, Target};
+use super::schema::COUNTERS;
+use crate::stats::WaitStats;
+
+/// One run of load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    /// Counter rows the updates spread over (a random row each).
+    pub rows: u32,
+    /// Closed loop: clients. Open stream: the connections it may use.
+    pub clients: u32,
+    /// Open stream: updates a second (Poisson); `None` for a closed loop.
+    pub rate_per_s: Option<f64>,
+    /// Seconds before the measurement.
+    pub warmup: Duration,
+    /// Seconds measured.
+    pub duration: Duration,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Updates committed per second in the measured seconds.
+    pub tps: f64,
+    /// Response times of the updates sent in the measured seconds, ns.
+    pub responses: WaitStats,
+    /// WAL syncs per commit over the whole run (`None` when `pg_stat_wal` is not readable).
+    pub fsyncs_per_commit: Option<f64>,
+    /// Open streams: updates still waiting to be sent or answered at the end, against those
+    /// sent — a backlog that grew through the run means the database fell behind.
+    pub backlog_end: u64,
+    /// Open streams: the backlog halfway through the measurement.
+    pub backlog_mid: u64,
+}
+
+/// One client's counts.
+struct ClientTally {
+    measured: u64,
+    total: u64,
+    responses: WaitStats,
+}
+
+/// Runs `load` and measures it.
+pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailure> {
+    let mut control = target.connect()?;
+    let syncs_before = wal_syncs(&mut control);
+    let clients: Vec<postgres::Client> = (0..load.clients)
+        .map(|_| target.connect())
+        .collect::<Result<_, _>>()?;
+    let barrier = Barrier::new(clients.len());
+    let started = Mutex::new(None::<Instant>);
+    let sends = Sends::new(load, seed);
+    let tallies: Vec<Result<ClientTally, DbFailure>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .enumerate()
+            .map(|(index, client)| {
+                let (barrier, started, sends) = (&barrier, &started, &sends);
+                scope.spawn(move || {
+                    let begin = {
+                        barrier.wait();
+                        let mut started = started.lock().expect("not poisoned");
+                        *started.get_or_insert_with(Instant::now)
+                    };
+                    drive(target, client, load, seed ^ index as u64, begin, sends)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a load client does not panic"))
+            .collect()
+    });
+    let mut measured = 0;
+    let mut total = 0;
+    let mut responses = WaitStats::new();
+    for tally in tallies {
+        let tally = tally?;
+        measured += tally.measured;
+        total += tally.total;
+        responses += &tally.responses;
+    }
+    // The clients' backends report their WAL counts as they exit.
+    std::thread::sleep(Duration::from_millis(300));
+    let syncs_after = wal_syncs(&mut control);
+    let fsyncs_per_commit = match (syncs_before, syncs_after) {
+        (Some(before), Some(after)) if total > 0 => Some((after - before) as f64 / total as f64),
+        _ => None,
+    };
+    Ok(Measured {
+        tps: measured as f64 / load.duration.as_secs_f64(),
+        responses,
+        fsyncs_per_commit,
+        backlog_end: sends.backlog_at_end.load(Ordering::Relaxed),
+        backlog_mid: sends.backlog_at_mid.load(Ordering::Relaxed),
+    })
+}
+
+/// An open stream's schedule of sends, shared by its connections: each takes the next due
+/// send. A closed loop has none.
+struct Sends {
+    times: Option<Vec<Duration>>,
+    next: AtomicU64,
+    backlog_at_mid: AtomicU64,
+    backlog_at_end: AtomicU64,
+}
+
+impl Sends {
+    fn new(load: &Load, seed: u64) -> Sends {
+        let times = load.rate_per_s.map(|rate| {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let end = (load.warmup + load.duration).as_secs_f64();
+            let mut at = 0.0;
+            let mut times = Vec::new();
+            loop {
+                let unit: f64 = rng.random::<f64>();
+                at += -(1.0 - unit).ln() / rate;
+                if at >= end {
+                    break times;
+                }
+                times.push(Duration::from_secs_f64(at));
+            }
+        });
+        Sends {
+            times,
+            next: AtomicU64::new(0),
+            backlog_at_mid: AtomicU64::new(0),
+            backlog_at_end: AtomicU64::new(0),
+        }
+    }
+
+    /// The index and time of the next send, if there is one left.
+    fn take(&self) -> Option<(usize, Duration)> {
+        let times = self.times.as_ref()?;
+        let index = self.next.fetch_add(1, Ordering::Relaxed) as usize;
+        times.get(index).map(|&at| (index, at))
+    }
+
+    /// How many sends due by `elapsed` were not taken yet.
+    fn due_after(&self, elapsed: Duration) -> u64 {
+        let Some(times) = self.times.as_ref() else {
+            return 0;
+        };
+        let due = times.partition_point(|&at| at <= elapsed) as u64;
+        due.saturating_sub(self.next.load(Ordering::Relaxed))
+    }
+}
+
+/// One connection's loop until the run's end.
+fn drive(
+    target: &Target,
+    mut client: postgres::Client,
+    load: &Load,
+    seed: u64,
+    begin: Instant,
+    sends: &Sends,
+) -> Result<ClientTally, DbFailure> {
+    let fail = |err: postgres::Error| target.failure(&err);
+    let update = client
+        .prepare(&format!(
+            "UPDATE {COUNTERS} SET count = count + 1 WHERE post = 1 AND shard = $1"
+        ))
+        .map_err(fail)?;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let measure_from = load.warmup;
+    let end = load.warmup + load.duration;
+    let mut tally = ClientTally {
+        measured: 0,
+        total: 0,
+        responses: WaitStats::new(),
+    };
+    let mut noted_mid = false;
+    loop {
+        let (sent, elapsed) = match load.rate_per_s {
+            None => {
+                let now = begin.elapsed();
+                (now, now)
+            }
+            Some(_) => match sends.take() {
+                Some((_, at)) => {
+                    let now = begin.elapsed();
+                    if at > now {
+                        std::thread::sleep(at - now);
+                    }
+                    (at, begin.elapsed())
+                }
+                None => break,
+            },
+        };
+        if elapsed >= end {
+            sends
+                .backlog_at_end
+                .fetch_max(sends.due_after(end), Ordering::Relaxed);
+            break;
+        }
+        if !noted_mid && elapsed >= measure_from + load.duration / 2 {
+            noted_mid = true;
+            let mid = sends.due_after(elapsed);
+            sends.backlog_at_mid.fetch_max(mid, Ordering::Relaxed);
+        }
+        let shard = rng.random_range(0..load.rows as i32);
+        client.execute(&update, &[&shard]).map_err(fail)?;
+        let answered = begin.elapsed();
+        tally.total += 1;
+        if sent >= measure_from && answered <= end {
+            tally.measured += 1;
+            tally
+                .responses
+                .record(u64::try_from((answered - sent).as_nanos()).unwrap_or(u64::MAX));
+        }
+    }
+    Ok(tally)
+}
+
+/// The server's WAL syncs so far (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later).
+fn wal_syncs(client: &mut postgres::Client) -> Option<i64> {
+    client
+        .query_one("SELECT wal_sync FROM pg_stat_wal", &[])
+        .ok()
+        .map(|row| row.get(0))
+}
+
+/// The server's `synchronous_commit` setting.
+pub fn synchronous_commit(target: &Target) -> Result<String, DbFailure> {
+    let mut client = target.connect()?;
+    client
+        .query_one("SHOW synchronous_commit", &[])
+        .map(|row| row.get(0))
+        .map_err(|err| target.failure(&err))
+}

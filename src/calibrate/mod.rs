@@ -1,0 +1,229 @@
+//! `shardsim calibrate`: measure a real PostgreSQL under closed-loop load, fit the machine model
+//! to it and write the sections a scenario includes (`calibration.toml`), every run with its
+//! fitted prediction (`calibration.csv`) and a chart of measured against fitted throughput.
+//!
+//! - [`conn`]: the connection string, password sources and timeouts;
+//! - [`schema`]: the one schema it creates, refuses to reuse when foreign, and always drops;
+//! - [`load`]: closed loops and open streams of `UPDATE … SET count = count + 1`;
+//! - [`fit`]: the model's parameters from the measurements, by simulation.
+
+pub mod conn;
+pub mod fit;
+pub mod load;
+pub mod schema;
+
+use std::time::Duration;
+
+use conn::{DbFailure, Target};
+use fit::{Machine, Observation};
+use load::{Load, Measured};
+
+/// Seconds of warm-up before each run's measurement.
+const WARMUP_S: f64 = 1.0;
+
+/// What `calibrate` measures.
+#[derive(Debug, Clone)]
+pub struct Design {
+    /// Client counts of each series.
+    pub clients: Vec<u32>,
+    /// The many-rows series' row count (the one-row series has 1).
+    pub max_rows: u32,
+    /// Seconds measured per run.
+    pub duration_s: f64,
+    /// The server's cores.
+    pub cores: u32,
+}
+
+/// One measured run with what the fitted model predicts for it.
+#[derive(Debug, Clone)]
+pub struct CalibrationRun {
+    /// The load.
+    pub load: Load,
+    /// What was measured.
+    pub measured: Measured,
+    /// What the fitted model predicts.
+    pub fitted: Observation,
+}
+
+/// A finished calibration.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    /// The server as shown.
+    pub server: String,
+    /// The server's `synchronous_commit`.
+    pub synchronous_commit: String,
+    /// The fitted machine.
+    pub machine: Machine,
+    /// Every run.
+    pub runs: Vec<CalibrationRun>,
+}
+
+impl Design {
+    /// The runs, in the order they are made: one row at each client count, then many rows,
+    /// then the middle row counts at the most clients (they separate CPU from flush).
+    pub fn loads(&self) -> Vec<Load> {
+        let load = |rows: u32, clients: u32| Load {
+            rows,
+            clients,
+            rate_per_s: None,
+            warmup: Duration::from_secs_f64(WARMUP_S),
+            duration: Duration::from_secs_f64(self.duration_s),
+        };
+        let most = self.clients.iter().copied().max().unwrap_or(1);
+        let mut loads: Vec<Load> = self.clients.iter().map(|&c| load(1, c)).collect();
+        if self.max_rows > 1 {
+            loads.extend(self.clients.iter().map(|&c| load(self.max_rows, c)));
+            let mut middle = 4;
+            while middle < self.max_rows {
+                loads.push(load(middle, most));
+                middle *= 4;
+            }
+        }
+        loads
+    }
+
+    /// The plan in one line: runs, seconds each, total time.
+    pub fn describe(&self) -> String {
+        let loads = self.loads();
+        let seconds = loads.len() as f64 * (self.duration_s + WARMUP_S);
+        format!(
+            "{} runs of {} s (+{} s warm-up): 1 and {} rows at {} clients, then the middle row counts at {}; about {:.0} s of load, then the fit",
+            loads.len(),
+            self.duration_s,
+            WARMUP_S,
+            self.max_rows,
+            self.clients
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.clients.iter().max().unwrap_or(&1),
+            seconds
+        )
+    }
+}
+
+/// Measures every run of `design` on `target` (in a schema of its own, dropped at the end)
+/// and fits the machine; `progress` hears "measuring k/n" and "fitting" steps.
+pub fn calibrate(
+    target: &Target,
+    design: &Design,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Calibration, DbFailure> {
+    let synchronous_commit = load::synchronous_commit(target)?;
+    let durable = synchronous_commit != "off";
+    let loads = design.loads();
+    let schema = schema::OwnSchema::create(target, design.max_rows)?;
+    let mut measured = Vec::with_capacity(loads.len());
+    for (index, load) in loads.iter().enumerate() {
+        progress(&format!(
+            "measuring run {}/{}: {} row{}, {} client{}",
+            index + 1,
+            loads.len(),
+            load.rows,
+            if load.rows == 1 { "" } else { "s" },
+            load.clients,
+            if load.clients == 1 { "" } else { "s" },
+        ));
+        measured.push(load::run(target, load, 7 + index as u64)?);
+    }
+    schema.drop_now()?;
+    let observations: Vec<Observation> = loads
+        .iter()
+        .zip(&measured)
+        .map(|(load, m)| observation(load, m, durable))
+        .collect();
+    progress("fitting the model to the runs");
+    let guess = fit::first_guess(&observations, design.cores, durable);
+    let machine = fit::fit(&observations, guess, &|| {});
+    let runs = loads
+        .into_iter()
+        .zip(measured)
+        .map(|(load, measured)| CalibrationRun {
+            fitted: machine.simulate(load.rows, load.clients, 2.0),
+            load,
+            measured,
+        })
+        .collect();
+    Ok(Calibration {
+        server: target.shown().to_owned(),
+        synchronous_commit,
+        machine,
+        runs,
+    })
+}
+
+/// A measured run as the fit sees it.
+pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observation {
+    Observation {
+        rows: load.rows,
+        clients: load.clients,
+        tps: measured.tps,
+        p50_ms: measured.responses.summary().p50_ns as f64 / 1e6,
+        fsyncs_per_commit: measured.fsyncs_per_commit.filter(|_| durable),
+    }
+}
+
+impl Calibration {
+    /// `calibration.toml`: where it comes from, then the sections a scenario includes.
+    pub fn toml(&self) -> String {
+        let m = &self.machine;
+        format!(
+            "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
+             # Include it in a scenario with include = \"calibration.toml\", or pass\n\
+             # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
+             # Fitted: a row holds {:.4} ms + {:.4} ms per update waiting for it, plus {:.4} ms of CPU\n\
+             # on {} cores{}; {:.4} ms outside the database per request.\n\n{}",
+            self.runs.len(),
+            self.server,
+            self.synchronous_commit,
+            m.hold_ms,
+            m.per_waiter_ms,
+            m.cpu_ms,
+            m.cores,
+            m.flush_ms
+                .map(|f| format!(" and a {f:.4} ms WAL flush (group commit)"))
+                .unwrap_or_default(),
+            m.overhead_ms,
+            m.sections()
+        )
+    }
+
+    /// `calibration.csv`: every run's settings, measurements, prediction and residuals.
+    pub fn csv(&self) -> Vec<u8> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let header = [
+            "rows",
+            "clients",
+            "duration_s",
+            "measured_tps",
+            "fitted_tps",
+            "tps_residual",
+            "measured_p50_ms",
+            "fitted_p50_ms",
+            "measured_p99_ms",
+            "measured_fsyncs_per_commit",
+            "fitted_fsyncs_per_commit",
+        ];
+        out.write_record(header).expect("writing to memory");
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+        for run in &self.runs {
+            let summary = run.measured.responses.summary();
+            out.write_record([
+                run.load.rows.to_string(),
+                run.load.clients.to_string(),
+                format!("{}", run.load.duration.as_secs_f64()),
+                format!("{:.1}", run.measured.tps),
+                format!("{:.1}", run.fitted.tps),
+                format!("{:.4}", run.fitted.tps / run.measured.tps.max(1e-9) - 1.0),
+                format!("{:.4}", summary.p50_ns as f64 / 1e6),
+                format!("{:.4}", run.fitted.p50_ms),
+                format!("{:.4}", summary.p99_ns as f64 / 1e6),
+                opt(run.measured.fsyncs_per_commit),
+                opt(run.fitted.fsyncs_per_commit),
+            ])
+            .expect("writing to memory");
+        }
+        out.into_inner().expect("writing to memory")
+    }
+}

@@ -1,0 +1,226 @@
+//! `shardsim calibrate` against a real PostgreSQL: the one `.ci/run` makes (a throwaway
+//! cluster on a unix socket), named by `SHARDSIM_TEST_DB`. Without it the tests that need a
+//! server say they are skipped, by name, and pass; the error paths that need no server always
+//! run.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use postgres::{Client, NoTls};
+
+use crate::common::{shardsim, stderr};
+
+/// The tests share one server and one schema name: one at a time.
+static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The test server's connection string and the turn to use it, or `None` (the test is
+/// skipped, and says so).
+fn test_db(test: &str) -> Option<(String, std::sync::MutexGuard<'static, ()>)> {
+    match std::env::var("SHARDSIM_TEST_DB") {
+        Ok(conn) if !conn.is_empty() => {
+            let turn = SERVER
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            Some((conn, turn))
+        }
+        _ => {
+            eprintln!("skipped {test}: SHARDSIM_TEST_DB is not set (.ci/run sets it)");
+            None
+        }
+    }
+}
+
+fn schema_exists(conn: &str) -> bool {
+    let mut client = Client::connect(conn, NoTls).expect("the test server answers");
+    client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'shardsim_calibration')",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+/// A short calibration: 1 and 4 rows at 1 and 4 clients, half a second each.
+fn calibrate(dir: &Path, conn: &str) -> std::process::Output {
+    let out = dir.join("cal");
+    shardsim(
+        dir,
+        &[
+            "calibrate",
+            "--db",
+            conn,
+            "--duration-s",
+            "0.5",
+            "--clients",
+            "1,4",
+            "--max-rows",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+    )
+}
+
+#[test]
+fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
+    let Some((conn, _turn)) = test_db("calibrate_measures_fits_writes_and_leaves_nothing_behind")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = calibrate(dir.path(), &conn);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!schema_exists(&conn), "the schema is dropped at the end");
+    let out = dir.path().join("cal");
+    for file in [
+        "calibration.toml",
+        "calibration.csv",
+        "calibration.png",
+        "calibration.svg",
+    ] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
+    for line in csv.lines().skip(1) {
+        let measured: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
+        assert!(measured > 50.0, "a real database commits: {line}");
+    }
+    // The calibration drives a scenario.
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "shards = [1, 4]\nduration_s = 2\n[arrivals]\nclients = 4\nthink_ms = 0\n",
+    )
+    .unwrap();
+    let calibration = out.join("calibration.toml");
+    let run = shardsim(
+        dir.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--quiet",
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--out",
+            dir.path().join("run").to_str().unwrap(),
+        ],
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+}
+
+#[test]
+fn a_foreign_schema_of_the_same_name_is_refused_and_kept() {
+    let Some((conn, _turn)) = test_db("a_foreign_schema_of_the_same_name_is_refused_and_kept")
+    else {
+        return;
+    };
+    let mut client = Client::connect(&conn, NoTls).unwrap();
+    client
+        .batch_execute(
+            "CREATE SCHEMA shardsim_calibration; CREATE TABLE shardsim_calibration.theirs (x int)",
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = calibrate(dir.path(), &conn);
+    let message = stderr(&output);
+    client
+        .batch_execute("DROP SCHEMA shardsim_calibration CASCADE")
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("did not create it") && message.lines().count() == 1,
+        "{message}"
+    );
+}
+
+#[test]
+fn an_interrupted_calibration_drops_its_schema() {
+    let Some((conn, _turn)) = test_db("an_interrupted_calibration_drops_its_schema") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .current_dir(dir.path())
+        .args([
+            "calibrate",
+            "--db",
+            &conn,
+            "--duration-s",
+            "5",
+            "--clients",
+            "2",
+            "--quiet",
+        ])
+        .spawn()
+        .unwrap();
+    // Wait for the load to start (the schema exists), then interrupt.
+    let mut started = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        if schema_exists(&conn) {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "the calibration started");
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        !schema_exists(&conn),
+        "the interrupted run dropped its schema"
+    );
+}
+
+#[test]
+fn an_unknown_role_is_one_line_and_exit_3() {
+    let Some((conn, _turn)) = test_db("an_unknown_role_is_one_line_and_exit_3") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let conn = format!("{conn} user=no_such_role_here");
+    let output = shardsim(dir.path(), &["calibrate", "--db", &conn, "--quiet"]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("no_such_role_here") && message.lines().count() == 1,
+        "{message}"
+    );
+}
+
+#[test]
+fn an_unreachable_server_or_a_bad_string_fails_in_one_line_without_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "host=/nonexistent/socket/dir user=x dbname=x",
+            3,
+            "cannot reach the server",
+        ),
+        ("host='unterminated", 2, "--db: not a connection string"),
+        (
+            "postgres://u:secret@localhost/db",
+            2,
+            "--db: holds a password",
+        ),
+    ];
+    for (conn, code, says) in cases {
+        let output = shardsim(dir.path(), &["calibrate", "--db", conn, "--quiet"]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(code), "{conn}: {message}");
+        assert!(
+            message.contains(says) && message.lines().count() == 1 && !message.contains("secret"),
+            "{conn}: {message}"
+        );
+        assert!(
+            !dir.path().join("output").exists(),
+            "{conn}: nothing written"
+        );
+    }
+}
