@@ -11,7 +11,7 @@ use crate::budget;
 use crate::check::{self, Tolerances};
 use crate::cli::{
     CalibrateArgs, CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, PlanArgs, RunArgs,
-    ScenarioFlags,
+    ScenarioFlags, ValidateArgs,
 };
 use crate::error::{Failed, InputError, IoFailure};
 use crate::model::time::ms_f64_to_ns;
@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plan(args) => plan_capacity(&args),
         Command::Check(args) => check_baseline(&args),
         Command::Calibrate(args) => calibrate_database(&args),
+        Command::Validate(args) => validate_calibration(&args),
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut command, "shardsim", &mut std::io::stdout());
@@ -523,4 +524,68 @@ fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
         println!("wrote {}", out.display());
     }
     Ok(())
+}
+
+/// `shardsim validate`: measure and predict every point, write them, exit 1 on a miss.
+fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
+    use crate::calibrate::{conn::Target, validate};
+    let target = Target::parse(&args.db)?;
+    if !args.calibration.is_file() {
+        return Err(InputError::flag(
+            "--calibration",
+            format!(
+                "{}: no such file (write one with shardsim calibrate)",
+                args.calibration.display()
+            ),
+        )
+        .into());
+    }
+    drop(target.connect()?);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("output").join("validation"));
+    let staging = Staging::prepare(&out)?;
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(&format!(
+        "validating {} against {}: 11 points of {} s (+1 s warm-up)",
+        args.calibration.display(),
+        target.shown(),
+        args.duration_s
+    ));
+    let validation = validate::validate(&target, &args.calibration, args.duration_s, &|s| say(s))?;
+    let tolerance = validate::Tolerance {
+        tps_rel: args.tps_rel,
+        p99_rel: args.p99_rel,
+    };
+    let write = |name: &str, bytes: &[u8]| {
+        staging
+            .write(name, bytes)
+            .map_err(|err| IoFailure::new(&staging.path(name), err))
+    };
+    write("validation.csv", &validation.csv(&tolerance))?;
+    let chart = chart::validation_chart(&validation).map_err(anyhow::Error::msg)?;
+    write("validation.svg", chart.svg.as_bytes())?;
+    write("validation.png", &chart.png)?;
+    staging.commit()?;
+    if !args.quiet {
+        print!("{}", terminal::validation_table(&validation, &tolerance));
+        println!("wrote {}", out.display());
+    }
+    let misses = validation.misses(&tolerance);
+    if misses.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed(format!(
+            "{} of {} points outside the tolerance: {}",
+            misses.len(),
+            validation.points.len(),
+            misses.join("; ")
+        ))
+        .into())
+    }
 }

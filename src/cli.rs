@@ -32,8 +32,43 @@ pub enum Command {
     /// Measure a real PostgreSQL under closed-loop load and fit the machine model to it;
     /// writes calibration.toml (sections a scenario includes), calibration.csv and a chart.
     Calibrate(CalibrateArgs),
+    /// Measure loads the calibration did not fit and compare each with its prediction; exit 1
+    /// when a point is outside the tolerance.
+    Validate(ValidateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
     Completions(CompletionArgs),
+}
+
+/// `shardsim validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The database, as for calibrate (its own schema, dropped at the end).
+    #[arg(long, value_name = "CONN")]
+    pub db: String,
+
+    /// The calibration to validate (calibration.toml from shardsim calibrate).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: PathBuf,
+
+    /// Output folder [default: output/validation].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Seconds measured per point, after a 1 s warm-up (0.5 to 60).
+    #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = values::calibration_seconds)]
+    pub duration_s: f64,
+
+    /// Largest relative throughput error a point may have.
+    #[arg(long, value_name = "R", default_value_t = 0.15, value_parser = values::positive)]
+    pub tps_rel: f64,
+
+    /// Largest relative p99-response error a stable point may have.
+    #[arg(long, value_name = "R", default_value_t = 0.25, value_parser = values::positive)]
+    pub p99_rel: f64,
+
+    /// Print nothing but errors and misses.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `shardsim calibrate`.

@@ -56,6 +56,7 @@ struct ClientTally {
 /// Runs `load` and measures it.
 pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailure> {
     let mut control = target.connect()?;
+    settle(&mut control);
     let syncs_before = wal_syncs(&mut control);
     let clients: Vec<postgres::Client> = (0..load.clients)
         .map(|_| target.connect())
@@ -223,6 +224,14 @@ fn drive(
         }
     }
     Ok(tally)
+}
+
+/// Starts each run from the same state: the dead row versions of the last run vacuumed away
+/// and, where the user may, a checkpoint (so no run pays for another's full-page writes).
+/// Neither is required: a user without the rights still gets a calibration.
+fn settle(client: &mut postgres::Client) {
+    let _ = client.batch_execute(&format!("VACUUM {COUNTERS}"));
+    let _ = client.batch_execute("CHECKPOINT");
 }
 
 /// The server's WAL syncs so far (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later).

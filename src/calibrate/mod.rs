@@ -5,12 +5,14 @@
 //! - [`conn`]: the connection string, password sources and timeouts;
 //! - [`schema`]: the one schema it creates, refuses to reuse when foreign, and always drops;
 //! - [`load`]: closed loops and open streams of `UPDATE … SET count = count + 1`;
-//! - [`fit`]: the model's parameters from the measurements, by simulation.
+//! - [`fit`]: the model's parameters from the measurements, by simulation;
+//! - [`validate`]: loads the fit did not use, measured and predicted side by side.
 
 pub mod conn;
 pub mod fit;
 pub mod load;
 pub mod schema;
+pub mod validate;
 
 use std::time::Duration;
 
@@ -134,8 +136,7 @@ pub fn calibrate(
         .map(|(load, m)| observation(load, m, durable))
         .collect();
     progress("fitting the model to the runs");
-    let guess = fit::first_guess(&observations, design.cores, durable);
-    let machine = fit::fit(&observations, guess, &|| {});
+    let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
     let runs = loads
         .into_iter()
         .zip(measured)
@@ -160,6 +161,7 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
         clients: load.clients,
         tps: measured.tps,
         p50_ms: measured.responses.summary().p50_ns as f64 / 1e6,
+        p99_ms: measured.responses.summary().p99_ns as f64 / 1e6,
         fsyncs_per_commit: measured.fsyncs_per_commit.filter(|_| durable),
     }
 }
@@ -173,7 +175,7 @@ impl Calibration {
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
              # Fitted: a row holds {:.4} ms + {:.4} ms per update waiting for it, plus {:.4} ms of CPU\n\
-             # on {} cores{}; {:.4} ms outside the database per request.\n\n{}",
+             # on {} cores{}; outside the database {:.4} ms per request at the median, {:.4} ms at p99.\n\n{}",
             self.runs.len(),
             self.server,
             self.synchronous_commit,
@@ -185,6 +187,7 @@ impl Calibration {
                 .map(|f| format!(" and a {f:.4} ms WAL flush (group commit)"))
                 .unwrap_or_default(),
             m.overhead_ms,
+            m.overhead_p99_ms,
             m.sections()
         )
     }

@@ -147,6 +147,10 @@ pub fn render_all(
 /// What each chart shows and how to read it, and the files with its data.
 fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
     match name {
+        "validation" => (
+            "Each validation point's predicted throughput against the measured one: on the dashed diagonal the model is exact; open streams that collapsed are crosses.",
+            &["validation.csv"],
+        ),
         "calibration" => (
             "Measured throughput (solid, dots) against the fitted model's (dashed, crosses) per client count, one colour per row count.",
             &["calibration.csv"],
@@ -1460,6 +1464,72 @@ impl CalibrationFigure<'_> {
             };
             draw_marked(&mut chart, of(&|r| r.measured.tps), Mark::Line(colour))?;
             draw_marked(&mut chart, of(&|r| r.fitted.tps), Mark::Dashed(colour))?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+/// The validation chart: predicted against measured throughput, one dot per point.
+pub fn validation_chart(
+    validation: &crate::calibrate::validate::Validation,
+) -> Result<Chart, String> {
+    register_bundled_font();
+    render("validation", &ValidationFigure { validation })
+}
+
+struct ValidationFigure<'a> {
+    validation: &'a crate::calibrate::validate::Validation,
+}
+figure!(ValidationFigure);
+
+impl ValidationFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let points = &self.validation.points;
+        let top = points
+            .iter()
+            .flat_map(|p| [p.measured_tps, p.predicted_tps])
+            .fold(1.0_f64, f64::max)
+            * 1.1;
+        let mut legend = Legend::default();
+        legend.add("closed loops of 32 clients", Mark::Line(PALETTE[0]));
+        legend.add(
+            "open streams (60% and 90% of one row)",
+            Mark::Line(PALETTE[1]),
+        );
+        legend.add("model = measurement", Mark::Dashed(PALETTE[7]));
+        let (plot_area, legend_area) = legend.split(root);
+        let caption = format!(
+            "validation (synchronous_commit = {}): predicted against measured",
+            self.validation.synchronous_commit
+        );
+        let mut chart = build(&plot_area, caption, 0.0..top, 0.0..top, false)?;
+        let label = |v: &f64| units::count(v.round() as u64);
+        draw_mesh(
+            &mut chart,
+            "measured updates per second",
+            "predicted updates per second",
+            &label,
+            &label,
+        )?;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(0.0, 0.0), (top, top)],
+            12,
+            8,
+            PALETTE[7].stroke_width(2),
+        ))?;
+        for point in points {
+            let colour = if point.load.rate_per_s.is_none() {
+                PALETTE[0]
+            } else {
+                PALETTE[1]
+            };
+            let at = (point.measured_tps, point.predicted_tps);
+            if point.measured_stable {
+                chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
+            } else {
+                chart.draw_series(std::iter::once(Cross::new(at, 9, colour.stroke_width(3))))?;
+            }
         }
         legend.draw(&legend_area)
     }

@@ -255,7 +255,7 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     }
     let m = &calibration.machine;
     out += &format!(
-        "fitted: row hold {:.4} ms + {:.4} ms per waiter; CPU {:.4} ms on {} cores{}; {:.4} ms outside the database\n",
+        "fitted: row hold {:.4} ms + {:.4} ms per waiter; CPU {:.4} ms on {} cores{}; outside the database {:.4} ms (p99 {:.4} ms)\n",
         m.hold_ms,
         m.per_waiter_ms,
         m.cpu_ms,
@@ -263,8 +263,55 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         m.flush_ms
             .map(|f| format!("; WAL flush {f:.4} ms, group commit"))
             .unwrap_or_default(),
-        m.overhead_ms
+        m.overhead_ms,
+        m.overhead_p99_ms
     );
+    out
+}
+
+/// The validation's table: every point measured against its prediction.
+pub fn validation_table(
+    validation: &crate::calibrate::validate::Validation,
+    tolerance: &crate::calibrate::validate::Tolerance,
+) -> String {
+    use crate::calibrate::validate::verdict;
+    let mut out = format!(
+        "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n{:<44} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
+        validation.server,
+        validation.synchronous_commit,
+        validation.one_row_peak,
+        "point",
+        "measured/s",
+        "predicted",
+        "error",
+        "p99",
+        "predicted",
+        "p50",
+        "predicted",
+        "measured",
+        "predicted",
+    );
+    let d = super::units::duration;
+    for point in &validation.points {
+        out += &format!(
+            "{:<44} {:>10.0} {:>10.0} {:>6.1}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}  {}\n",
+            point.name(validation.one_row_peak),
+            point.measured_tps,
+            point.predicted_tps,
+            100.0 * point.tps_error(),
+            d(point.measured.p99_ns),
+            d(point.predicted.p99_ns),
+            d(point.measured.p50_ns),
+            d(point.predicted.p50_ns),
+            verdict(point.measured_stable),
+            verdict(point.predicted_stable),
+            if point.miss(tolerance).is_none() {
+                "yes"
+            } else {
+                "NO"
+            },
+        );
+    }
     out
 }
 

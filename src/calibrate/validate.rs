@@ -1,0 +1,303 @@
+//! `shardsim validate`: loads the calibration did not fit — closed loops of 32 clients over
+//! 1, 2, 4, 16 and 64 rows, and open Poisson streams at 60% and 90% of one row's peak over
+//! 1, 4 and 16 rows — measured on the database and simulated with the calibration, side by
+//! side: throughput, p50 and p99 response, and whether the backlog stayed bounded.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::conn::{DbFailure, Target};
+use super::load::{self, Load, Measured};
+use super::schema::OwnSchema;
+use crate::error::InputError;
+use crate::model::NoEvents;
+use crate::scenario::{Overrides, Scenario};
+use crate::stats::WaitSummary;
+use crate::sweep;
+
+/// Clients of the closed-loop points.
+const CLOSED_CLIENTS: u32 = 32;
+/// Rows of the closed-loop points.
+const CLOSED_ROWS: [u32; 5] = [1, 2, 4, 16, 64];
+/// Rows of the open-stream points.
+const OPEN_ROWS: [u32; 3] = [1, 4, 16];
+/// Offered rates of the open-stream points, as fractions of one row's peak.
+const OPEN_LOADS: [f64; 2] = [0.6, 0.9];
+/// Connections an open stream may use (its sends queue for one when all are busy).
+const OPEN_CONNECTIONS: u32 = 64;
+/// An open stream whose throughput stays below this share of its rate fell behind.
+const KEEPS_UP: f64 = 0.9;
+
+/// How close a prediction must be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Relative throughput error allowed.
+    pub tps_rel: f64,
+    /// Relative p99 response error allowed (stable points).
+    pub p99_rel: f64,
+}
+
+/// One point: its load, what was measured and what the calibration predicts.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// The load.
+    pub load: Load,
+    /// Measured throughput, updates a second.
+    pub measured_tps: f64,
+    /// Measured response times.
+    pub measured: WaitSummary,
+    /// Whether the database kept up (open streams; closed loops always do).
+    pub measured_stable: bool,
+    /// Predicted throughput.
+    pub predicted_tps: f64,
+    /// Predicted response times.
+    pub predicted: WaitSummary,
+    /// Whether the model keeps up.
+    pub predicted_stable: bool,
+}
+
+impl Point {
+    /// A short name: `closed 32 clients, 4 rows` or `open 60% of one row, 4 rows`.
+    pub fn name(&self, peak: f64) -> String {
+        match self.load.rate_per_s {
+            None => format!(
+                "closed {} clients, {} rows",
+                self.load.clients, self.load.rows
+            ),
+            Some(rate) => format!(
+                "open {:.0}% of one row's peak ({rate:.0}/s), {} rows",
+                100.0 * rate / peak,
+                self.load.rows
+            ),
+        }
+    }
+
+    /// Relative throughput error.
+    pub fn tps_error(&self) -> f64 {
+        self.predicted_tps / self.measured_tps.max(1e-9) - 1.0
+    }
+
+    /// Relative p99 error, where both are stable.
+    pub fn p99_error(&self) -> Option<f64> {
+        (self.measured_stable && self.predicted_stable)
+            .then(|| self.predicted.p99_ns as f64 / (self.measured.p99_ns.max(1) as f64) - 1.0)
+    }
+
+    /// Why the point is outside `tolerance`, if it is.
+    pub fn miss(&self, tolerance: &Tolerance) -> Option<String> {
+        if self.measured_stable != self.predicted_stable {
+            return Some(format!(
+                "measured {}, predicted {}",
+                verdict(self.measured_stable),
+                verdict(self.predicted_stable)
+            ));
+        }
+        if self.tps_error().abs() > tolerance.tps_rel {
+            return Some(format!(
+                "throughput off by {:+.0}% (allowed ±{:.0}%)",
+                100.0 * self.tps_error(),
+                100.0 * tolerance.tps_rel
+            ));
+        }
+        match self.p99_error() {
+            Some(error) if error.abs() > tolerance.p99_rel => Some(format!(
+                "p99 response off by {:+.0}% (allowed ±{:.0}%)",
+                100.0 * error,
+                100.0 * tolerance.p99_rel
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// `stable` or `collapsed`.
+pub fn verdict(stable: bool) -> &'static str {
+    if stable { "stable" } else { "collapsed" }
+}
+
+/// A finished validation.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// The server as shown.
+    pub server: String,
+    /// Its `synchronous_commit`.
+    pub synchronous_commit: String,
+    /// One row's peak by the calibration (the open streams' 100%), updates a second.
+    pub one_row_peak: f64,
+    /// Every point.
+    pub points: Vec<Point>,
+}
+
+/// Measures and predicts every point.
+pub fn validate(
+    target: &Target,
+    calibration: &Path,
+    duration_s: f64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> anyhow::Result<Validation> {
+    let synchronous_commit = load::synchronous_commit(target)?;
+    let one_row_peak = one_row_peak(calibration)?;
+    let loads = loads(one_row_peak, duration_s);
+    let schema = OwnSchema::create(target, 64)?;
+    let mut points = Vec::with_capacity(loads.len());
+    for (index, load) in loads.iter().enumerate() {
+        progress(&format!("measuring point {}/{}", index + 1, loads.len()));
+        let measured = load::run(target, load, 101 + index as u64)?;
+        let predicted = predict(calibration, load)?;
+        points.push(point(*load, &measured, predicted));
+    }
+    schema
+        .drop_now()
+        .map_err(|err: DbFailure| anyhow::anyhow!(err))?;
+    Ok(Validation {
+        server: target.shown().to_owned(),
+        synchronous_commit,
+        one_row_peak,
+        points,
+    })
+}
+
+/// The loads of the validation.
+fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
+    let load = |rows, clients, rate_per_s| Load {
+        rows,
+        clients,
+        rate_per_s,
+        warmup: Duration::from_secs(1),
+        duration: Duration::from_secs_f64(duration_s),
+    };
+    let closed = CLOSED_ROWS.map(|rows| load(rows, CLOSED_CLIENTS, None));
+    let open = OPEN_LOADS.iter().flat_map(|&share| {
+        OPEN_ROWS.map(|rows| load(rows, OPEN_CONNECTIONS, Some(share * one_row_peak)))
+    });
+    closed.into_iter().chain(open).collect()
+}
+
+/// One row's peak by the calibration: one update at a time, nobody waiting.
+fn one_row_peak(calibration: &Path) -> Result<f64, InputError> {
+    let scenario = scenario(
+        calibration,
+        "shards = [1]\nduration_s = 1\n[arrivals]\nrate_per_s = 1\n",
+    )?;
+    Ok(1e9 / scenario.row_hold_ns().max(1.0))
+}
+
+/// The calibration applied to scenario text.
+fn scenario(calibration: &Path, text: &str) -> Result<Scenario, InputError> {
+    let overrides = Overrides {
+        calibration: Some(PathBuf::from(calibration)),
+        ..Overrides::default()
+    };
+    Scenario::parse(Path::new("validate.toml"), text, &overrides)
+}
+
+/// What the calibration predicts for `load`: throughput, responses, whether it keeps up.
+fn predict(calibration: &Path, load: &Load) -> Result<(f64, WaitSummary, bool), InputError> {
+    let seconds = (load.warmup + load.duration).as_secs_f64();
+    let warmup = load.warmup.as_secs_f64();
+    let arrivals = match load.rate_per_s {
+        None => format!("clients = {}\nthink_ms = 0", load.clients),
+        Some(rate) => format!("rate_per_s = {rate}"),
+    };
+    let pool = match load.rate_per_s {
+        None => String::new(),
+        Some(_) => format!("[pool]\nsize = {}\n", load.clients),
+    };
+    let text = format!(
+        "name = \"validate\"\nseed = 5\nshards = [{}]\npolicy = \"random\"\nduration_s = {seconds}\nwarmup_s = {warmup}\n\
+         [arrivals]\n{arrivals}\n{pool}",
+        load.rows
+    );
+    let scenario = scenario(calibration, &text)?;
+    let (run, _) = sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)?.remove(0);
+    let tps = run.completed as f64 / load.duration.as_secs_f64();
+    let responses = match (&run.closed, &run.machine) {
+        (Some(closed), _) => closed.responses.summary(),
+        (None, Some(machine)) => machine
+            .responses
+            .as_ref()
+            .map(|r| r.summary())
+            .unwrap_or_default(),
+        _ => WaitSummary::default(),
+    };
+    let stable = load.rate_per_s.is_none_or(|rate| tps >= KEEPS_UP * rate);
+    Ok((tps, responses, stable))
+}
+
+fn point(load: Load, measured: &Measured, predicted: (f64, WaitSummary, bool)) -> Point {
+    let measured_stable = load
+        .rate_per_s
+        .is_none_or(|rate| measured.tps >= KEEPS_UP * rate);
+    Point {
+        load,
+        measured_tps: measured.tps,
+        measured: measured.responses.summary(),
+        measured_stable,
+        predicted_tps: predicted.0,
+        predicted: predicted.1,
+        predicted_stable: predicted.2,
+    }
+}
+
+impl Validation {
+    /// `validation.csv`: every point measured and predicted, with the errors.
+    pub fn csv(&self, tolerance: &Tolerance) -> Vec<u8> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record([
+            "point",
+            "rows",
+            "clients_or_connections",
+            "offered_per_s",
+            "measured_tps",
+            "predicted_tps",
+            "tps_error",
+            "measured_p50_ms",
+            "predicted_p50_ms",
+            "measured_p99_ms",
+            "predicted_p99_ms",
+            "p99_error",
+            "measured",
+            "predicted",
+            "within_tolerance",
+        ])
+        .expect("writing to memory");
+        let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
+        for point in &self.points {
+            out.write_record([
+                point.name(self.one_row_peak),
+                point.load.rows.to_string(),
+                point.load.clients.to_string(),
+                point
+                    .load
+                    .rate_per_s
+                    .map_or(String::new(), |r| format!("{r:.1}")),
+                format!("{:.1}", point.measured_tps),
+                format!("{:.1}", point.predicted_tps),
+                format!("{:.4}", point.tps_error()),
+                ms(point.measured.p50_ns),
+                ms(point.predicted.p50_ns),
+                ms(point.measured.p99_ns),
+                ms(point.predicted.p99_ns),
+                point
+                    .p99_error()
+                    .map_or(String::new(), |e| format!("{e:.4}")),
+                verdict(point.measured_stable).into(),
+                verdict(point.predicted_stable).into(),
+                point.miss(tolerance).is_none().to_string(),
+            ])
+            .expect("writing to memory");
+        }
+        out.into_inner().expect("writing to memory")
+    }
+
+    /// The points outside `tolerance`, named, with why.
+    pub fn misses(&self, tolerance: &Tolerance) -> Vec<String> {
+        self.points
+            .iter()
+            .filter_map(|p| {
+                p.miss(tolerance)
+                    .map(|why| format!("{}: {why}", p.name(self.one_row_peak)))
+            })
+            .collect()
+    }
+}
