@@ -2,7 +2,7 @@
 //! runs — a temporary output folder is removed, a calibration schema dropped — and the process
 //! exits with 130, saying what was undone. One handler for the process, installed on first use.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
 /// A cleanup and what it tells the user it did.
@@ -11,6 +11,8 @@ type Entry = (u64, &'static str, Arc<dyn Fn() + Send + Sync>);
 static CLEANUPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 static HANDLER: Once = Once::new();
+/// Set when the user interrupts: the handler is cleaning up and will exit the process.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// A registered cleanup; dropping it unregisters it (the work it undoes is done, or undone).
 #[derive(Debug)]
@@ -38,7 +40,17 @@ pub fn on_interrupt(note: &'static str, cleanup: impl Fn() + Send + Sync + 'stat
     Cleanup(id)
 }
 
+/// If the user interrupted, waits for the handler to finish its cleanups and exit with 130:
+/// a run that fails or ends because its resources are being undone must not exit first
+/// with another code.
+pub fn wait_if_interrupted() {
+    while INTERRUPTED.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 fn run_cleanups_and_exit() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
     let cleanups: Vec<Entry> = CLEANUPS.lock().map(|c| c.clone()).unwrap_or_default();
     let mut notes: Vec<&str> = Vec::new();
     for (_, note, cleanup) in &cleanups {

@@ -18,7 +18,9 @@ fn main() -> ExitCode {
             return ExitCode::from(error::EXIT_BAD_INPUT);
         }
     };
-    match app::run(cli) {
+    let outcome = app::run(cli);
+    shardsim::interrupt::wait_if_interrupted();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
