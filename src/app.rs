@@ -552,12 +552,18 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         }
     };
     say(&format!(
-        "validating {} against {}: 11 points of {} s (+1 s warm-up)",
+        "validating {} against {}: {} points of {} s (+1 s warm-up)",
         args.calibration.display(),
         target.shown(),
+        validate::POINTS,
         args.duration_s
     ));
-    let validation = validate::validate(&target, &args.calibration, args.duration_s, &|s| say(s))?;
+    let bar = crate::progress::StepBar::new(validate::POINTS as u64, args.quiet);
+    let validation = validate::validate(&target, &args.calibration, args.duration_s, &|s| {
+        bar.step(s)
+    });
+    bar.finish();
+    let validation = validation?;
     let tolerance = validate::Tolerance {
         tps_rel: args.tps_rel,
         p99_rel: args.p99_rel,

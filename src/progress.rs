@@ -90,3 +90,58 @@ impl SweepProgress for ProgressBars {
         }
     }
 }
+
+/// A bar over the steps of a calibration or a validation (runs of real load, then the fit),
+/// with the step under way and the time elapsed and left. On a terminal it replaces the
+/// step lines; elsewhere (a log, CI) the steps are printed one a line; `--quiet` shows neither.
+#[derive(Debug)]
+pub struct StepBar {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    steps_done: AtomicBool,
+}
+
+impl StepBar {
+    /// A bar of `steps` steps.
+    pub fn new(steps: u64, quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(steps);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{msg:40} [{wide_bar:.cyan/blue}] {pos}/{len} {elapsed_precise} eta {eta}",
+                )
+                .expect("the template is valid")
+                .progress_chars("=> "),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        StepBar {
+            bar,
+            quiet,
+            steps_done: AtomicBool::new(false),
+        }
+    }
+
+    /// A step begins (the one before it is done).
+    pub fn step(&self, what: &str) {
+        match &self.bar {
+            Some(bar) => {
+                if self.steps_done.swap(true, Ordering::Relaxed) {
+                    bar.inc(1);
+                }
+                bar.set_message(what.to_owned());
+            }
+            None if !self.quiet => eprintln!("{what}"),
+            None => {}
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -25,6 +25,8 @@ const OPEN_ROWS: [u32; 3] = [1, 4, 16];
 const OPEN_LOADS: [f64; 2] = [0.6, 0.9];
 /// Connections an open stream may use (its sends queue for one when all are busy).
 const OPEN_CONNECTIONS: u32 = 64;
+/// Points of a validation.
+pub const POINTS: usize = CLOSED_ROWS.len() + OPEN_ROWS.len() * OPEN_LOADS.len();
 /// An open stream whose throughput stays below this share of its rate fell behind.
 const KEEPS_UP: f64 = 0.9;
 
