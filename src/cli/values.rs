@@ -165,32 +165,25 @@ pub fn calibration_seconds(text: &str) -> Result<f64, String> {
 
 /// `--max-rows` of calibrate: 2 to 4096.
 pub fn calibration_rows(text: &str) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(value @ 2..=4096) => Ok(value),
-        _ => Err(format!(
-            "must be a whole number from 2 to 4096, got {:?}",
-            clip(text)
-        )),
-    }
+    whole_number(text, 2, 4096, "")
 }
 
 /// One client count of calibrate's `--clients`: 1 to 256.
 pub fn client_counts(text: &str) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(value @ 1..=256) => Ok(value),
-        _ => Err(format!(
-            "each client count must be from 1 to 256, got {:?}",
-            clip(text)
-        )),
-    }
+    whole_number(text, 1, 256, "each client count ")
 }
 
 /// `--cores`: 1 to 4096.
 pub fn cores(text: &str) -> Result<u32, String> {
+    whole_number(text, 1, 4096, "")
+}
+
+/// A whole number from `low` to `high`; `what` starts the message ("each client count ").
+fn whole_number(text: &str, low: u32, high: u32, what: &str) -> Result<u32, String> {
     match text.trim().parse::<u32>() {
-        Ok(value @ 1..=4096) => Ok(value),
+        Ok(value) if (low..=high).contains(&value) => Ok(value),
         _ => Err(format!(
-            "must be a whole number from 1 to 4096, got {:?}",
+            "{what}must be a whole number from {low} to {high}, got {:?}",
             clip(text)
         )),
     }

@@ -231,6 +231,30 @@ impl Extension {
         }
     }
 
+    /// The `+k` update a flushing `server` sends for one key's likes `group` (its hold drawn
+    /// from `hold`) and its slot bits, counted as a database write.
+    pub(super) fn flush_update(
+        &mut self,
+        server: u32,
+        group: &[(u32, SimTime)],
+        hold: &super::hold::HoldDist,
+    ) -> (Attempt, u64) {
+        let hold = hold.sample(&mut self.hold_rng);
+        let random_bits = self.slot_rng.next_u64();
+        self.db_writes += 1;
+        self.flushed_likes += group.len() as u64;
+        let attempt = Attempt {
+            key: group[0].0,
+            user: u64::from(server),
+            hold,
+            amount: group.len() as u64,
+            retry: 0,
+            executed_before: false,
+            is_like: false,
+        };
+        (attempt, random_bits)
+    }
+
     /// A like lands in a random batching server's memory at `now`.
     pub(super) fn batch_like(&mut self, now: SimTime, key: u32, at: SimTime) {
         let servers = self.servers.len() as u64;
@@ -568,19 +592,8 @@ impl<O: Observer> Engine<O> {
             .expect("flushes come from batching");
         let memory = ext.take_memory(server, now);
         for group in memory.chunk_by(|a, b| a.0 == b.0) {
-            let hold = batching.hold.sample(&mut ext.hold_rng);
-            let random_bits = ext.slot_rng.next_u64();
-            ext.db_writes += 1;
-            ext.flushed_likes += group.len() as u64;
-            let attempt = Attempt {
-                key: group[0].0,
-                user: u64::from(server),
-                hold,
-                amount: group.len() as u64,
-                retry: 0,
-                executed_before: false,
-                is_like: false,
-            };
+            let (attempt, random_bits) = ext.flush_update(server, group, &batching.hold);
+            let hold = attempt.hold;
             let start = self
                 .attempt(ext, attempt, random_bits)
                 .expect("flushes have no timeout");

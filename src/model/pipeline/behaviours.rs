@@ -235,19 +235,7 @@ impl<O: Observer> Pipeline<O> {
         let memory = ext.take_memory(server, now);
         for group in memory.chunk_by(|a, b| a.0 == b.0) {
             let ext = self.ext.as_mut().expect("flushes come from [batching]");
-            let hold = batching.hold.sample(&mut ext.hold_rng);
-            let random_bits = ext.slot_rng.next_u64();
-            ext.db_writes += 1;
-            ext.flushed_likes += group.len() as u64;
-            let attempt = Attempt {
-                key: group[0].0,
-                user: u64::from(server),
-                hold,
-                amount: group.len() as u64,
-                retry: 0,
-                executed_before: false,
-                is_like: false,
-            };
+            let (attempt, random_bits) = ext.flush_update(server, group, &batching.hold);
             let batch = self.keep_batch(group.iter().map(|&(_, at)| at));
             match self.send_attempt(attempt, random_bits) {
                 Some(id) => self.jobs[id as usize].link = batch,
