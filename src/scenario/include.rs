@@ -10,6 +10,9 @@ use toml::Table;
 
 use crate::error::InputError;
 
+/// The largest calibration file read (one is a few hundred bytes).
+const MAX_CALIBRATION_BYTES: u64 = 1 << 20;
+
 /// The scenario text with its included calibration (and `calibration`, from the command line)
 /// merged in; unchanged when it includes nothing (or is not valid TOML: the parser then says
 /// why, with the right line).
@@ -58,6 +61,13 @@ pub fn merged<'a>(
 
 /// A calibration file's tables.
 fn read(file: &Path) -> Result<Table, String> {
+    let metadata = std::fs::metadata(file).map_err(|err| format!("cannot read it: {err}"))?;
+    if !metadata.is_file() || metadata.len() > MAX_CALIBRATION_BYTES {
+        return Err(format!(
+            "must be a calibration file (a regular file of at most {} KiB)",
+            MAX_CALIBRATION_BYTES >> 10
+        ));
+    }
     let text = std::fs::read_to_string(file).map_err(|err| format!("cannot read it: {err}"))?;
     let table: Table = text
         .parse()
