@@ -4,7 +4,6 @@
 //! time; a warm-up comes before the measured seconds. What is measured: throughput, response
 //! times (send to commit, client side), and the WAL syncs per commit from `pg_stat_wal`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,11 +38,6 @@ pub struct Measured {
     pub responses: WaitStats,
     /// WAL syncs per commit over the whole run (`None` when `pg_stat_wal` is not readable).
     pub fsyncs_per_commit: Option<f64>,
-    /// Open streams: updates still waiting to be sent or answered at the end, against those
-    /// sent — a backlog that grew through the run means the database fell behind.
-    pub backlog_end: u64,
-    /// Open streams: the backlog halfway through the measurement.
-    pub backlog_mid: u64,
 }
 
 /// One client's counts.
@@ -105,59 +99,42 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
         tps: measured as f64 / load.duration.as_secs_f64(),
         responses,
         fsyncs_per_commit,
-        backlog_end: sends.backlog_at_end.load(Ordering::Relaxed),
-        backlog_mid: sends.backlog_at_mid.load(Ordering::Relaxed),
     })
 }
 
-/// An open stream's schedule of sends, shared by its connections: each takes the next due
-/// send. A closed loop has none.
+/// An open stream's Poisson sends, drawn as its connections take them (memory does not grow
+/// with the rate). A closed loop has none.
 struct Sends {
-    times: Option<Vec<Duration>>,
-    next: AtomicU64,
-    backlog_at_mid: AtomicU64,
-    backlog_at_end: AtomicU64,
+    /// The rate a second, and the next send's time with the generator, for an open stream.
+    next: Option<(f64, Mutex<(Duration, SmallRng)>)>,
 }
 
 impl Sends {
     fn new(load: &Load, seed: u64) -> Sends {
-        let times = load.rate_per_s.map(|rate| {
-            let mut rng = SmallRng::seed_from_u64(seed);
-            let end = (load.warmup + load.duration).as_secs_f64();
-            let mut at = 0.0;
-            let mut times = Vec::new();
-            loop {
-                let unit: f64 = rng.random::<f64>();
-                at += -(1.0 - unit).ln() / rate;
-                if at >= end {
-                    break times;
-                }
-                times.push(Duration::from_secs_f64(at));
-            }
-        });
         Sends {
-            times,
-            next: AtomicU64::new(0),
-            backlog_at_mid: AtomicU64::new(0),
-            backlog_at_end: AtomicU64::new(0),
+            next: load.rate_per_s.map(|rate| {
+                let mut rng = SmallRng::seed_from_u64(seed);
+                let first = gap(&mut rng, rate);
+                (rate, Mutex::new((first, rng)))
+            }),
         }
     }
 
-    /// The index and time of the next send, if there is one left.
-    fn take(&self) -> Option<(usize, Duration)> {
-        let times = self.times.as_ref()?;
-        let index = self.next.fetch_add(1, Ordering::Relaxed) as usize;
-        times.get(index).map(|&at| (index, at))
+    /// The time of the next send (for an open stream).
+    fn take(&self) -> Option<Duration> {
+        let (rate, next) = self.next.as_ref()?;
+        let mut next = next.lock().expect("a sender does not panic");
+        let at = next.0;
+        let step = gap(&mut next.1, *rate);
+        next.0 = at + step;
+        Some(at)
     }
+}
 
-    /// How many sends due by `elapsed` were not taken yet.
-    fn due_after(&self, elapsed: Duration) -> u64 {
-        let Some(times) = self.times.as_ref() else {
-            return 0;
-        };
-        let due = times.partition_point(|&at| at <= elapsed) as u64;
-        due.saturating_sub(self.next.load(Ordering::Relaxed))
-    }
+/// An exponential gap between Poisson sends at `rate` a second.
+fn gap(rng: &mut SmallRng, rate: f64) -> Duration {
+    let unit: f64 = rng.random::<f64>();
+    Duration::from_secs_f64(-(1.0 - unit).ln() / rate)
 }
 
 /// One connection's loop until the run's end.
@@ -183,7 +160,6 @@ fn drive(
         total: 0,
         responses: WaitStats::new(),
     };
-    let mut noted_mid = false;
     loop {
         let (sent, elapsed) = match load.rate_per_s {
             None => {
@@ -191,7 +167,8 @@ fn drive(
                 (now, now)
             }
             Some(_) => match sends.take() {
-                Some((_, at)) => {
+                Some(at) if at >= end => break,
+                Some(at) => {
                     let now = begin.elapsed();
                     if at > now {
                         std::thread::sleep(at - now);
@@ -202,15 +179,7 @@ fn drive(
             },
         };
         if elapsed >= end {
-            sends
-                .backlog_at_end
-                .fetch_max(sends.due_after(end), Ordering::Relaxed);
             break;
-        }
-        if !noted_mid && elapsed >= measure_from + load.duration / 2 {
-            noted_mid = true;
-            let mid = sends.due_after(elapsed);
-            sends.backlog_at_mid.fetch_max(mid, Ordering::Relaxed);
         }
         let shard = rng.random_range(0..load.rows as i32);
         client.execute(&update, &[&shard]).map_err(fail)?;

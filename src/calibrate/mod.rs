@@ -218,7 +218,7 @@ impl Calibration {
                 format!("{}", run.load.duration.as_secs_f64()),
                 format!("{:.1}", run.measured.tps),
                 format!("{:.1}", run.fitted.tps),
-                format!("{:.4}", run.fitted.tps / run.measured.tps.max(1e-9) - 1.0),
+                format!("{:.4}", run.fitted.tps / run.measured.tps.max(1.0) - 1.0),
                 format!("{:.4}", summary.p50_ns as f64 / 1e6),
                 format!("{:.4}", run.fitted.p50_ms),
                 format!("{:.4}", summary.p99_ns as f64 / 1e6),

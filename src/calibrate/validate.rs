@@ -76,7 +76,7 @@ impl Point {
 
     /// Relative throughput error.
     pub fn tps_error(&self) -> f64 {
-        self.predicted_tps / self.measured_tps.max(1e-9) - 1.0
+        self.predicted_tps / self.measured_tps.max(1.0) - 1.0
     }
 
     /// Relative p99 error, where both are stable.

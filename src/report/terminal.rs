@@ -245,7 +245,7 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
             run.load.clients,
             run.measured.tps,
             run.fitted.tps,
-            100.0 * (run.fitted.tps / run.measured.tps.max(1e-9) - 1.0),
+            100.0 * (run.fitted.tps / run.measured.tps.max(1.0) - 1.0),
             super::units::duration(summary.p50_ns),
             super::units::duration((run.fitted.p50_ms * 1e6).round() as u64),
             super::units::duration(summary.p99_ns),
