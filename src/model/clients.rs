@@ -149,6 +149,21 @@ pub struct Attempt {
     pub is_like: bool,
 }
 
+impl Attempt {
+    /// A like's first attempt, as it arrived.
+    pub fn first_of(arrival: &super::Arrival) -> Attempt {
+        Attempt {
+            key: arrival.key,
+            user: arrival.user,
+            hold: arrival.hold,
+            amount: 1,
+            retry: 0,
+            executed_before: false,
+            is_like: true,
+        }
+    }
+}
+
 /// What clients experienced, over the whole simulated period.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClientCounts {

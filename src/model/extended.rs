@@ -413,15 +413,7 @@ impl<O: Observer> Engine<O> {
             self.batch_like(&mut ext, arrival);
         } else {
             ext.counts.likes += 1;
-            let attempt = Attempt {
-                key: arrival.key,
-                user: arrival.user,
-                hold: arrival.hold,
-                amount: 1,
-                retry: 0,
-                executed_before: false,
-                is_like: true,
-            };
+            let attempt = Attempt::first_of(arrival);
             self.attempt(&mut ext, attempt, arrival.random_bits);
         }
         self.ext = Some(ext);

@@ -34,15 +34,7 @@ impl<O: Observer> Pipeline<O> {
             ext.batch_like(arrival.at, arrival.key, arrival.at);
         } else {
             ext.counts.likes += 1;
-            let attempt = Attempt {
-                key: arrival.key,
-                user: arrival.user,
-                hold: arrival.hold,
-                amount: 1,
-                retry: 0,
-                executed_before: false,
-                is_like: true,
-            };
+            let attempt = Attempt::first_of(arrival);
             self.send_attempt(attempt, arrival.random_bits);
         }
     }
