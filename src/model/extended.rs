@@ -8,8 +8,9 @@ use rand::Rng;
 
 use super::clients::{Attempt, ClientCounts, Features, OnTimeout, READ_ENDPOINT, ReadMode};
 use super::engine::{Arrival, Engine, EngineConfig, Event, Observer};
+use super::heaps::FreeHeap;
 use super::random::{SimRng, Stream, bounded, stream_rng};
-use super::rows::{FreeHeap, Grant};
+use super::rows::Grant;
 use super::time::SimTime;
 use crate::stats::WaitStats;
 

@@ -2,7 +2,7 @@
 //!
 //! - [`time`]: simulated time in integer nanoseconds;
 //! - [`calendar`]: the event calendar, ordered by (time, sequence number);
-//! - [`rows`]: each key's shard rows, and the slot-choice policies;
+//! - [`rows`]: each key's shard rows, and the slot-choice policies (free rows in `heaps`);
 //! - [`hold`]: hold-time distributions;
 //! - [`adaptive`]: row counts that grow when a key gets hot;
 //! - [`random`]: the seeded random streams;
@@ -23,6 +23,7 @@ pub mod closed;
 pub mod counter;
 pub mod engine;
 mod extended;
+mod heaps;
 pub mod hold;
 pub mod locks;
 pub mod machine;

@@ -10,6 +10,7 @@ use std::str::FromStr;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use super::heaps::RowHeaps;
 use super::time::SimTime;
 
 /// How an increment chooses one of its key's rows.
@@ -111,50 +112,6 @@ pub struct Choice {
     pub free_at: SimTime,
 }
 
-/// A set of interchangeable servers taken first come, first served by the one free earliest
-/// (lowest index on ties): the shared connection pool.
-#[derive(Debug, Clone)]
-pub struct FreeHeap {
-    heap: Vec<FreeRow>,
-}
-
-impl FreeHeap {
-    /// `size ≥ 1` servers, all free at time 0.
-    pub fn new(size: u32) -> Self {
-        assert!(size >= 1, "a pool has at least one server");
-        FreeHeap {
-            heap: (0..size).map(|slot| FreeRow { free_at: 0, slot }).collect(),
-        }
-    }
-
-    /// When the earliest-free server becomes free.
-    #[inline]
-    pub fn earliest(&self) -> SimTime {
-        self.heap[0].free_at
-    }
-
-    /// Takes the earliest-free server until `until`.
-    #[inline]
-    pub fn take_earliest(&mut self, until: SimTime) {
-        let slot = self.heap[0].slot;
-        replace_top(
-            &mut self.heap,
-            FreeRow {
-                free_at: until,
-                slot,
-            },
-        );
-    }
-}
-
-/// A row in an earliest-free heap: ordered by (free time, index), so the heap's top is the row
-/// that becomes free earliest, lowest index on ties.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct FreeRow {
-    free_at: SimTime,
-    slot: u32,
-}
-
 const NO_BLOCK: u32 = u32::MAX;
 
 /// Key spaces up to this size index their keys with a flat vector (4 bytes a key, fastest);
@@ -232,7 +189,7 @@ pub struct RowTable {
     /// Per block, where its rows are.
     keys: Vec<KeyRows>,
     /// Earliest-free: per key, a binary min-heap of its rows.
-    heaps: Vec<FreeRow>,
+    heaps: RowHeaps,
     /// Other policies: each row's free time by index.
     free_at: Vec<SimTime>,
     /// Each row's count by index.
@@ -251,7 +208,7 @@ impl RowTable {
             policy,
             block_of_key: KeyIndex::new(key_hint),
             keys: Vec::new(),
-            heaps: Vec::new(),
+            heaps: RowHeaps::new(shards),
             free_at: Vec::new(),
             counts: Vec::new(),
             rows_in_use: 0,
@@ -298,12 +255,12 @@ impl RowTable {
         let base = rows.offset as usize;
         let slot = match self.policy {
             Policy::EarliestFree => {
-                let top = self.heaps[base];
+                let (free_at, slot) = self.heaps.top(base);
                 return Choice {
                     base,
                     len: rows.len,
-                    slot: top.slot,
-                    free_at: top.free_at,
+                    slot,
+                    free_at,
                 };
             }
             policy => pick_slot(
@@ -328,15 +285,13 @@ impl RowTable {
         let index = choice.base + choice.slot as usize;
         match self.policy {
             Policy::EarliestFree => {
-                let heap = &mut self.heaps[choice.base..choice.base + choice.len as usize];
-                debug_assert_eq!(heap[0].slot, choice.slot, "occupy follows its choice");
-                replace_top(
-                    heap,
-                    FreeRow {
-                        free_at: until,
-                        slot: choice.slot,
-                    },
+                debug_assert_eq!(
+                    self.heaps.top(choice.base).1,
+                    choice.slot,
+                    "occupy follows its choice"
                 );
+                self.heaps
+                    .replace_top(choice.base, choice.len as usize, until, choice.slot);
             }
             _ => self.free_at[index] = until,
         }
@@ -358,11 +313,7 @@ impl RowTable {
         let base = offset as usize;
         for slot in len..rows {
             match self.policy {
-                Policy::EarliestFree => {
-                    let heap = &mut self.heaps[base..base + slot as usize + 1];
-                    heap[slot as usize] = FreeRow { free_at: 0, slot };
-                    sift_up(heap, slot as usize);
-                }
+                Policy::EarliestFree => self.heaps.add_row(base, slot),
                 _ => self.free_at[base + slot as usize] = 0,
             }
             self.counts[base + slot as usize] = 0;
@@ -380,22 +331,18 @@ impl RowTable {
         let KeyRows { offset, len, .. } = self.keys[block];
         let range = offset as usize..(offset + len) as usize;
         let start = match self.policy {
-            Policy::EarliestFree => self.heaps[range.clone()].iter().map(|r| r.free_at).max(),
-            _ => self.free_at[range.clone()].iter().copied().max(),
+            Policy::EarliestFree => self.heaps.latest_free(range.clone()),
+            _ => self.free_at[range.clone()]
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0),
         }
-        .unwrap_or(0)
         .max(now);
         let until = start.saturating_add(hold);
         match self.policy {
             // Every row becomes free at the same time: in index order they form a valid heap.
-            Policy::EarliestFree => {
-                for (slot, row) in self.heaps[range].iter_mut().enumerate() {
-                    *row = FreeRow {
-                        free_at: until,
-                        slot: slot as u32,
-                    };
-                }
-            }
+            Policy::EarliestFree => self.heaps.set_all(range, until),
             _ => self.free_at[range]
                 .iter_mut()
                 .for_each(|free| *free = until),
@@ -412,16 +359,7 @@ impl RowTable {
         self.counts.extend_from_within(from..to);
         self.counts.resize(new_offset + extra, 0);
         match self.policy {
-            Policy::EarliestFree => {
-                self.heaps.extend_from_within(from..to);
-                self.heaps.resize(
-                    new_offset + extra,
-                    FreeRow {
-                        free_at: 0,
-                        slot: 0,
-                    },
-                );
-            }
+            Policy::EarliestFree => self.heaps.relocate(from..to, extra),
             _ => {
                 self.free_at.extend_from_within(from..to);
                 self.free_at.resize(new_offset + extra, 0);
@@ -513,50 +451,11 @@ impl RowTable {
         self.counts.extend(std::iter::repeat_n(0, n as usize));
         match self.policy {
             // Rows all free at 0 in index order already form a valid min-heap.
-            Policy::EarliestFree => self
-                .heaps
-                .extend((0..n).map(|slot| FreeRow { free_at: 0, slot })),
+            Policy::EarliestFree => self.heaps.push_key(n),
             _ => self.free_at.extend(std::iter::repeat_n(0, n as usize)),
         }
         block
     }
-}
-
-/// Moves a heap entry up to its place: O(log n).
-fn sift_up(heap: &mut [FreeRow], mut at: usize) {
-    while at > 0 {
-        let parent = (at - 1) / 2;
-        if heap[parent] <= heap[at] {
-            break;
-        }
-        heap.swap(parent, at);
-        at = parent;
-    }
-}
-
-/// Replaces a min-heap's top and restores the heap order: O(log n).
-#[inline]
-fn replace_top(heap: &mut [FreeRow], item: FreeRow) {
-    let len = heap.len();
-    let mut hole = 0;
-    loop {
-        let left = 2 * hole + 1;
-        if left >= len {
-            break;
-        }
-        let right = left + 1;
-        let child = if right < len && heap[right] < heap[left] {
-            right
-        } else {
-            left
-        };
-        if heap[child] >= item {
-            break;
-        }
-        heap[hole] = heap[child];
-        hole = child;
-    }
-    heap[hole] = item;
 }
 
 /// The SplitMix64 finaliser: a fast, well-mixed, stable 64-bit hash of an integer
