@@ -51,7 +51,7 @@ fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
     Overrides {
         shards: shards.cloned(),
         seed: flags.seed,
-        policy: flags.policy,
+        policy: flags.policy.clone(),
         replications: flags.replications,
         event_path: flags.engine == crate::cli::EngineChoice::Event,
         calibration: flags.calibration.clone(),
@@ -291,30 +291,35 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| Path::new("output").join(format!("{}-plan", scenario.name)));
     let staging = Staging::prepare(&out_dir)?;
     let pool = thread_pool(&args.flags)?;
-    let plan = pool.install(|| plan::plan(&scenario, targets, settings))?;
+    let plans = pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?;
     let io =
         |err: std::io::Error| IoFailure::new(&out_dir, format!("cannot write the results: {err}"));
     staging
-        .write("plan.csv", &report::plan::plan_csv(&plan))
+        .write("plan.csv", &report::plan::plan_csv(&plans))
         .map_err(io)?;
     staging
-        .write("plan.json", report::plan::plan_json(&plan).as_bytes())
+        .write("plan.json", report::plan::plan_json(&plans).as_bytes())
         .map_err(io)?;
     staging.commit()?;
     match output_format(args.format, args.flags.quiet) {
-        Some(Format::Json) => print!("{}", report::plan::plan_json(&plan)),
+        Some(Format::Json) => print!("{}", report::plan::plan_json(&plans)),
         Some(Format::Table) => {
-            print!("{}", report::plan::render(&plan));
+            print!("{}", report::plan::render(&plans));
             println!("wrote {}", out_dir.display());
         }
         None => {}
     }
-    match plan.answer {
-        Some(_) => Ok(()),
-        None => Err(Failed(format!(
-            "no shard count up to {} meets the target: {}",
+    match plans.iter().find(|plan| plan.answer.is_none()) {
+        None => Ok(()),
+        Some(plan) => Err(Failed(format!(
+            "no shard count up to {} meets the target{}: {}",
             settings.max_shards,
-            plan.unmet_reason.unwrap_or_default()
+            if plans.len() > 1 {
+                format!(" with {}", plan.policy)
+            } else {
+                String::new()
+            },
+            plan.unmet_reason.clone().unwrap_or_default()
         ))
         .into()),
     }

@@ -112,9 +112,10 @@ pub struct ScenarioFlags {
     #[arg(long, value_parser = values::seed)]
     pub seed: Option<u64>,
 
-    /// Slot-choice policy instead of the scenario's: earliest-free, random, round-robin, hash-user.
-    #[arg(long, value_parser = values::policy)]
-    pub policy: Option<Policy>,
+    /// Slot-choice policies instead of the scenario's, comma-separated, run side by side:
+    /// earliest-free, random, round-robin, hash-user, power-of-two, skip-locked.
+    #[arg(long, value_name = "POLICY,...", value_parser = values::policy, value_delimiter = ',')]
+    pub policy: Option<Vec<Policy>>,
 
     /// Independent replications per shard count instead of the scenario's (1 to 10000).
     #[arg(long, value_name = "R", value_parser = values::replications)]

@@ -95,7 +95,24 @@ pub struct Plan {
     pub theory_shards: Option<u32>,
 }
 
-/// Plans the shard count for `base`'s peak under `targets`.
+/// Plans the shard count for `base`'s peak under `targets`, once per policy of the scenario
+/// (in its order), each on the same peak stream.
+pub fn plan_each_policy(
+    base: &Scenario,
+    targets: Slo,
+    settings: PlanSettings,
+) -> Result<Vec<Plan>, InputError> {
+    base.policies
+        .iter()
+        .map(|&policy| {
+            let mut one = base.clone();
+            one.policies = vec![policy];
+            plan(&one, targets, settings)
+        })
+        .collect()
+}
+
+/// Plans the shard count for `base`'s peak under `targets`, with its first policy.
 pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Plan, InputError> {
     let peak_per_s = base.peak_offered_per_s();
     // The row is held until the commit: with a machine, through its CPU and flush too.
@@ -167,7 +184,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         mean_hold_ms: mean_hold_s * 1e3,
         hold_dist: hold_name(&base.hold),
         has_machine: !base.machine.is_empty(),
-        policy: base.policy,
+        policy: base.policies[0],
         targets,
         settings,
         answer,
@@ -298,7 +315,7 @@ pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
     if !stable || scenario.keys.count > 1 || !scenario.machine.is_empty() {
         return None;
     }
-    match (&scenario.hold, scenario.policy) {
+    match (&scenario.hold, scenario.policies[0]) {
         (HoldDist::Exponential { .. }, Policy::EarliestFree) => {
             let mu = 1.0 / hold_ms;
             Some(Theory {

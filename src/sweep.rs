@@ -36,7 +36,8 @@ impl SweepProgress for NoProgress {
 pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) -> EngineConfig {
     EngineConfig {
         shards: variant.shards,
-        policy: scenario.policy,
+        policy: variant.policy,
+        skip_locked: scenario.skip_locked,
         horizon: scenario.horizon,
         window: scenario.window,
         window_count: scenario.window_count(),

@@ -32,8 +32,17 @@ impl DrawNeeds {
     /// What `policy` needs.
     pub fn for_policy(policy: Policy) -> Self {
         DrawNeeds {
-            slot_bits: policy == Policy::Random,
+            slot_bits: policy.needs_random_bits(),
             users: policy == Policy::HashUser,
+        }
+    }
+
+    /// What any of `policies` needs (each policy's draws come from their own stream, so a
+    /// policy sees the same draws run alone or beside others).
+    pub fn for_policies(policies: &[Policy]) -> Self {
+        DrawNeeds {
+            slot_bits: policies.iter().any(|p| p.needs_random_bits()),
+            users: policies.contains(&Policy::HashUser),
         }
     }
 }
@@ -79,7 +88,7 @@ pub struct ArrivalSource<'a> {
 impl<'a> ArrivalSource<'a> {
     /// Opens the scenario's arrival stream from its beginning, drawing from `seed`.
     pub fn open(scenario: &'a Scenario, seed: u64) -> Result<Self, InputError> {
-        let needs = DrawNeeds::for_policy(scenario.policy);
+        let needs = DrawNeeds::for_policies(&scenario.policies);
         let likes =
             match &scenario.arrivals {
                 ArrivalPlan::Poisson { segments } => Likes::Synthetic(

@@ -72,7 +72,7 @@ pub fn drive<O: Observer>(
     seed: u64,
     progress: &mut dyn FnMut(u64),
 ) -> ClosedRun {
-    let needs = DrawNeeds::for_policy(scenario.policy);
+    let needs = DrawNeeds::for_policy(engine.config.policy);
     let mut clients: Vec<ClientStreams> = (0..closed.clients)
         .map(|id| ClientStreams::new(seed, id))
         .collect();

@@ -17,7 +17,7 @@ use super::adaptive::{Adaptive, AdaptivePolicy, Growth};
 use super::calendar::{Calendar, Instants};
 use super::clients::Features;
 use super::extended::{ExtendedRun, Extension};
-use super::rows::{Grant, Policy, RowTable};
+use super::rows::{Grant, Policy, RowTable, SkipLocked};
 use super::time::SimTime;
 
 /// The `user` of an arrival that carries no user id.
@@ -49,6 +49,8 @@ pub struct EngineConfig {
     pub shards: u32,
     /// How an increment picks its row.
     pub policy: Policy,
+    /// The `skip-locked` policy's settings.
+    pub skip_locked: SkipLocked,
     /// End of the simulated period; arrivals come before it.
     pub horizon: SimTime,
     /// Length of a time-series window.
@@ -124,8 +126,13 @@ pub enum Event {
 /// The result of simulating one shard count.
 #[derive(Debug, Clone)]
 pub struct ShardRun {
+    /// How its increments chose their rows.
+    pub policy: Policy,
     /// Rows per key.
     pub shards: u32,
+    /// Rows tried per update, summed over the measured updates that took their rows
+    /// (`skip-locked` tries several; every other policy one).
+    pub tries: u64,
     /// Updates that reached the rows in the measured period (after the warm-up, before the
     /// horizon): every like's attempts (retries included, abandoned ones too) or every
     /// batching flush; neighbours' requests are not counted.
@@ -178,6 +185,8 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) waits: WaitStats,
     pub(super) now: SimTime,
     pub(super) arrivals: u64,
+    /// Rows tried by the measured updates.
+    pub(super) tries: u64,
     pub(super) completed: u64,
     pub(super) backlog: u64,
     pub(super) backlog_max: u64,
@@ -206,13 +215,15 @@ impl<O: Observer> Engine<O> {
                 config.adaptive.map_or(config.shards, |a| a.start),
                 config.policy,
                 config.key_hint,
-            ),
+            )
+            .with_skip_locked(config.skip_locked),
             starts: Instants::new(),
             calendar: Calendar::new(),
             series: WindowSeries::new(config.window, config.window_count),
             waits: WaitStats::new(),
             now: 0,
             arrivals: 0,
+            tries: 0,
             completed: 0,
             backlog: 0,
             backlog_max: 0,
@@ -256,7 +267,9 @@ impl<O: Observer> Engine<O> {
             keys.hottest(self.config.hot_keys, |key| self.rows.rows_of(key))
         });
         let run = ShardRun {
+            policy: self.config.policy,
             shards: self.config.shards,
+            tries: self.tries,
             arrivals: self.arrivals,
             completed: self.completed,
             waits: self.waits,
@@ -333,6 +346,9 @@ impl<O: Observer> Engine<O> {
             arrival.user,
         );
         let measured = arrival.at >= self.config.measure_from;
+        if measured {
+            self.tries += u64::from(grant.tries);
+        }
         self.record_update(arrival.at, grant.start, arrival.hold, measured);
         self.record_for_key(arrival.key, grant.start - arrival.at, measured);
         self.observer.on_increment(arrival, &grant, &self.rows);

@@ -449,7 +449,9 @@ impl<O: Observer> Engine<O> {
             .pool
             .as_ref()
             .map_or(now, |pool| pool.earliest().max(now));
-        let choice = self.rows.choose(attempt.key, random_bits, attempt.user);
+        let choice = self
+            .rows
+            .choose(attempt.key, connected, random_bits, attempt.user);
         let start = connected.max(choice.free_at);
         let client = ext.features.client;
         let deadline = client.as_ref().map(|c| now.saturating_add(c.timeout));
@@ -497,6 +499,7 @@ impl<O: Observer> Engine<O> {
         let grant = Grant {
             slot: choice.slot,
             start,
+            tries: choice.tries,
         };
         self.observer.on_increment(&arrival, &grant, &self.rows);
         if let (true, Some(deadline)) = (timed_out, deadline) {

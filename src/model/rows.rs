@@ -28,15 +28,42 @@ pub enum Policy {
     RoundRobin,
     /// Row = hash(user id) mod N, so one user's like and unlike land on the same row.
     HashUser,
+    /// Two uniformly random rows (with replacement); the update takes the one that becomes
+    /// free earlier, the first drawn on ties: an application that knows which rows are busy.
+    PowerOfTwo,
+    /// `FOR UPDATE SKIP LOCKED`: try rows in a random order without waiting, taking the first
+    /// free one; each failed try costs [`SkipLocked::try_ns`]; after [`SkipLocked::tries`]
+    /// failures, wait for the last row tried.
+    SkipLocked,
+}
+
+/// The settings of the `skip-locked` policy (`[skip_locked]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkipLocked {
+    /// Rows tried without waiting before the update waits for the last one (≥ 1).
+    pub tries: u32,
+    /// What one failed try costs the update, ns.
+    pub try_ns: SimTime,
+}
+
+impl Default for SkipLocked {
+    fn default() -> Self {
+        SkipLocked {
+            tries: 3,
+            try_ns: 0,
+        }
+    }
 }
 
 impl Policy {
     /// Every policy, in documentation order.
-    pub const ALL: [Policy; 4] = [
+    pub const ALL: [Policy; 6] = [
         Policy::EarliestFree,
         Policy::Random,
         Policy::RoundRobin,
         Policy::HashUser,
+        Policy::PowerOfTwo,
+        Policy::SkipLocked,
     ];
 
     /// The policy's name in scenarios and on the command line.
@@ -46,7 +73,26 @@ impl Policy {
             Policy::Random => "random",
             Policy::RoundRobin => "round-robin",
             Policy::HashUser => "hash-user",
+            Policy::PowerOfTwo => "power-of-two",
+            Policy::SkipLocked => "skip-locked",
         }
+    }
+
+    /// Whether the policy draws uniform random bits per update.
+    pub fn needs_random_bits(self) -> bool {
+        matches!(
+            self,
+            Policy::Random | Policy::PowerOfTwo | Policy::SkipLocked
+        )
+    }
+
+    /// Whether the policy looks at the rows' locks to choose (the others choose blind, at
+    /// the send).
+    pub fn looks_at_locks(self) -> bool {
+        matches!(
+            self,
+            Policy::EarliestFree | Policy::PowerOfTwo | Policy::SkipLocked
+        )
     }
 }
 
@@ -64,7 +110,8 @@ impl FromStr for Policy {
             .into_iter()
             .find(|policy| policy.name() == s)
             .ok_or_else(|| {
-                format!("unknown policy {s:?}: allowed are earliest-free, random, round-robin, hash-user")
+                let names: Vec<&str> = Policy::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown policy {s:?}: allowed are {}", names.join(", "))
             })
     }
 }
@@ -88,7 +135,9 @@ pub(super) fn pick_slot(
             slot
         }
         Policy::HashUser => (mix64(user) % u64::from(len)) as u32,
-        Policy::EarliestFree => unreachable!("earliest-free chooses by free time"),
+        Policy::EarliestFree | Policy::PowerOfTwo | Policy::SkipLocked => {
+            unreachable!("{policy} chooses by the rows' locks")
+        }
     }
 }
 
@@ -99,6 +148,8 @@ pub struct Grant {
     pub slot: u32,
     /// When the update takes the row lock (`≥` the arrival time).
     pub start: SimTime,
+    /// Rows it tried (`skip-locked`; 1 under every other policy).
+    pub tries: u32,
 }
 
 /// The row a policy picked for an update of one key, before the update takes it.
@@ -108,8 +159,11 @@ pub struct Choice {
     len: u32,
     /// The row's index within its key.
     pub slot: u32,
-    /// When the row becomes free.
+    /// The earliest the update can take the row: when the row becomes free, or later when
+    /// its failed tries (`skip-locked`) took longer.
     pub free_at: SimTime,
+    /// Rows tried (`skip-locked`; 1 under every other policy).
+    pub tries: u32,
 }
 
 const NO_BLOCK: u32 = u32::MAX;
@@ -192,6 +246,8 @@ pub struct RowTable {
     heaps: RowHeaps,
     /// Other policies: each row's free time by index.
     free_at: Vec<SimTime>,
+    /// The `skip-locked` policy's settings.
+    skip_locked: SkipLocked,
     /// Each row's count by index.
     counts: Vec<u64>,
     /// Rows in use over all keys.
@@ -210,9 +266,16 @@ impl RowTable {
             keys: Vec::new(),
             heaps: RowHeaps::new(shards),
             free_at: Vec::new(),
+            skip_locked: SkipLocked::default(),
             counts: Vec::new(),
             rows_in_use: 0,
         }
+    }
+
+    /// The same table with the `skip-locked` policy's settings.
+    pub fn with_skip_locked(mut self, skip_locked: SkipLocked) -> Self {
+        self.skip_locked = skip_locked;
+        self
     }
 
     /// Rows a key starts with.
@@ -237,19 +300,21 @@ impl RowTable {
         random_bits: u64,
         user: u64,
     ) -> Grant {
-        let choice = self.choose(key, random_bits, user);
+        let choice = self.choose(key, now, random_bits, user);
         let start = now.max(choice.free_at);
         self.occupy(choice, start.saturating_add(hold), 1);
         Grant {
             slot: choice.slot,
             start,
+            tries: choice.tries,
         }
     }
 
-    /// Picks the row an update of `key` would take, without taking it (a round-robin cursor
-    /// does advance). [`RowTable::occupy`] must follow before any other choice for the key.
+    /// Picks the row an update of `key` reaching the rows at `now` would take, without taking
+    /// it (a round-robin cursor does advance). [`RowTable::occupy`] must follow before any
+    /// other choice for the key.
     #[inline(always)]
-    pub fn choose(&mut self, key: u32, random_bits: u64, user: u64) -> Choice {
+    pub fn choose(&mut self, key: u32, now: SimTime, random_bits: u64, user: u64) -> Choice {
         let block = self.block_for(key);
         let rows = self.keys[block];
         let base = rows.offset as usize;
@@ -261,6 +326,23 @@ impl RowTable {
                     len: rows.len,
                     slot,
                     free_at,
+                    tries: 1,
+                };
+            }
+            Policy::PowerOfTwo => {
+                let free_at = &self.free_at[base..base + rows.len as usize];
+                power_of_two(free_at, random_bits)
+            }
+            Policy::SkipLocked => {
+                let free_at = &self.free_at[base..base + rows.len as usize];
+                let (slot, ready_at, tries) =
+                    skip_locked(free_at, now, random_bits, self.skip_locked);
+                return Choice {
+                    base,
+                    len: rows.len,
+                    slot,
+                    free_at: ready_at.max(free_at[slot as usize]),
+                    tries,
                 };
             }
             policy => pick_slot(
@@ -276,6 +358,7 @@ impl RowTable {
             len: rows.len,
             slot,
             free_at: self.free_at[base + slot as usize],
+            tries: 1,
         }
     }
 
@@ -458,6 +541,77 @@ impl RowTable {
     }
 }
 
+/// Two rows drawn uniformly from the halves of `random_bits`: the one free earlier, the first
+/// drawn on ties.
+#[inline]
+fn power_of_two(free_at: &[SimTime], random_bits: u64) -> u32 {
+    let len = free_at.len() as u64;
+    let first = bounded_u32(random_bits as u32, len);
+    let second = bounded_u32((random_bits >> 32) as u32, len);
+    let chosen = if free_at[second as usize] < free_at[first as usize] {
+        second
+    } else {
+        first
+    };
+    chosen as u32
+}
+
+/// `skip-locked` over one key's rows for an update reaching them at `now`: rows in a random
+/// order without repeats (a random start, then a random stride prime to the row count), the
+/// k-th try (from 0) at `now + k × try_ns`; the first row free at its try is taken then. When
+/// `tries` rows were locked, the update waits for the last one from `now + tries × try_ns`.
+/// Returns the row, the earliest its hold can start, and the rows tried.
+#[inline]
+fn skip_locked(
+    free_at: &[SimTime],
+    now: SimTime,
+    random_bits: u64,
+    settings: SkipLocked,
+) -> (u32, SimTime, u32) {
+    let len = free_at.len() as u64;
+    let start = bounded_u32(random_bits as u32, len);
+    let stride = stride_prime_to(bounded_u32((random_bits >> 32) as u32, len), len);
+    let tries = u64::from(settings.tries).min(len.max(1)).max(1);
+    let mut slot = start;
+    for k in 0..tries {
+        let at = now.saturating_add(k.saturating_mul(settings.try_ns));
+        if free_at[slot as usize] <= at {
+            return (slot as u32, at, k as u32 + 1);
+        }
+        if k + 1 < tries {
+            slot = (slot + stride) % len;
+        }
+    }
+    let waits_from = now.saturating_add(tries.saturating_mul(settings.try_ns));
+    (slot as u32, waits_from, tries as u32)
+}
+
+/// `x` scaled to `0..bound` (multiply and shift).
+#[inline(always)]
+fn bounded_u32(x: u32, bound: u64) -> u64 {
+    (u64::from(x) * bound) >> 32
+}
+
+/// The stride from `candidate` (in `0..len`): the first of `candidate + 1, candidate + 2, …`
+/// (wrapping within `1..len`) prime to `len`, so that `len` steps visit every row once.
+fn stride_prime_to(candidate: u64, len: u64) -> u64 {
+    if len <= 1 {
+        return 1;
+    }
+    let mut stride = candidate % (len - 1) + 1;
+    while gcd(stride, len) != 1 {
+        stride = stride % (len - 1) + 1;
+    }
+    stride
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The SplitMix64 finaliser: a fast, well-mixed, stable 64-bit hash of an integer
 /// (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", OOPSLA 2014).
 pub fn mix64(x: u64) -> u64 {
@@ -477,9 +631,23 @@ mod tests {
         let slots: Vec<u32> = (0..3).map(|_| rows.acquire(0, 0, 10, 0, 0).slot).collect();
         assert_eq!(slots, [0, 1, 2]);
         // All three free at 10: lowest index first.
-        assert_eq!(rows.acquire(0, 20, 5, 0, 0), Grant { slot: 0, start: 20 });
+        assert_eq!(
+            rows.acquire(0, 20, 5, 0, 0),
+            Grant {
+                slot: 0,
+                start: 20,
+                tries: 1
+            }
+        );
         // Rows 1 and 2 are free at 10, row 0 at 25: row 1 (earliest, then lowest index).
-        assert_eq!(rows.acquire(0, 20, 1, 0, 0), Grant { slot: 1, start: 20 });
+        assert_eq!(
+            rows.acquire(0, 20, 1, 0, 0),
+            Grant {
+                slot: 1,
+                start: 20,
+                tries: 1
+            }
+        );
         assert_eq!(rows.total(0), 5);
     }
 

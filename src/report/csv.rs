@@ -183,8 +183,8 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
         &mut writer,
         TIMESERIES_COLUMNS.iter().map(|c| c.to_string()),
     );
-    let policy = scenario.policy.to_string();
     for run in runs {
+        let policy = run.policy.to_string();
         for (index, window) in run.windows.iter().enumerate() {
             write(
                 &mut writer,

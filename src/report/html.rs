@@ -111,7 +111,7 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
     let mut text = format!(
         "{load}; mean hold {}; policy {}; seed {}",
         units::duration(scenario.row_hold_ns().round() as u64),
-        scenario.policy,
+        scenario.policies_label(),
         scenario.seed
     );
     if let Some(r) = rows.first().filter(|r| r.replications > 1) {

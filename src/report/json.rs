@@ -37,7 +37,7 @@ pub fn render(
         "scenario": scenario.name,
         "description": scenario.description,
         "seed": scenario.seed,
-        "policy": scenario.policy.to_string(),
+        "policy": scenario.policies_label(),
         "output": output,
         "recommended_shards": recommendation.shards(),
         "smallest_stable_shards": recommendation.stable,

@@ -14,8 +14,9 @@ use super::summary::{compact, describe_slo};
 use super::units;
 
 /// The columns of `plan.csv`, in order.
-pub const PLAN_COLUMNS: [&str; 18] = [
+pub const PLAN_COLUMNS: [&str; 19] = [
     "scenario",
+    "policy",
     "shards",
     "meets",
     "peak_offered_per_s",
@@ -36,7 +37,7 @@ pub const PLAN_COLUMNS: [&str; 18] = [
 ];
 
 /// Renders `plan.csv`.
-pub fn plan_csv(plan: &Plan) -> Vec<u8> {
+pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut write = |fields: Vec<String>| {
         writer
@@ -44,7 +45,10 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
             .expect("writing CSV to memory cannot fail");
     };
     write(PLAN_COLUMNS.iter().map(|c| c.to_string()).collect());
-    for evaluation in plan.evaluations.values() {
+    for (plan, evaluation) in plans
+        .iter()
+        .flat_map(|plan| plan.evaluations.values().map(move |e| (plan, e)))
+    {
         let row = &evaluation.row;
         let bound = |summary: &Option<WaitSummary>, ns: fn(&WaitSummary) -> u64| {
             summary.as_ref().map(|s| fmt_ms(ns(s))).unwrap_or_default()
@@ -57,6 +61,7 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
         };
         write(vec![
             plan.scenario.clone(),
+            plan.policy.to_string(),
             row.shards.to_string(),
             evaluation.meets.to_string(),
             decimal(row.peak_offered_per_s, 3),
@@ -84,9 +89,20 @@ pub fn plan_csv(plan: &Plan) -> Vec<u8> {
         .expect("flushing CSV to memory cannot fail")
 }
 
-/// Renders `plan.json`: the answer, the evidence at N − 1 and N, the analytic estimates and
-/// every simulated shard count.
-pub fn plan_json(plan: &Plan) -> String {
+/// Renders `plan.json`: one plan's document, or `{"plans": [...]}` with one per policy.
+pub fn plan_json(plans: &[Plan]) -> String {
+    let document = match plans {
+        [one] => plan_document(one),
+        many => json!({ "plans": many.iter().map(plan_document).collect::<Vec<_>>() }),
+    };
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
+    text.push('\n');
+    text
+}
+
+/// One plan's answer, the evidence at N − 1 and N, the analytic estimates and every simulated
+/// shard count.
+fn plan_document(plan: &Plan) -> Value {
     let ms = |ns: u64| ns as f64 / 1e6;
     let evaluation_json = |evaluation: &Evaluation| {
         let row = &evaluation.row;
@@ -118,7 +134,7 @@ pub fn plan_json(plan: &Plan) -> String {
             .and_then(|n| plan.evaluations.get(&n))
             .map_or(Value::Null, evaluation_json)
     };
-    let document = json!({
+    json!({
         "scenario": plan.scenario,
         "answer_shards": plan.answer,
         "reason": plan.unmet_reason,
@@ -147,14 +163,17 @@ pub fn plan_json(plan: &Plan) -> String {
             "theory_shards": plan.theory_shards,
         },
         "evaluations": plan.evaluations.values().map(evaluation_json).collect::<Vec<_>>(),
-    });
-    let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
-    text.push('\n');
-    text
+    })
 }
 
-/// Renders the answer and its evidence for the terminal.
-pub fn render(plan: &Plan) -> String {
+/// Renders every plan's answer and evidence for the terminal, one block per plan.
+pub fn render(plans: &[Plan]) -> String {
+    let blocks: Vec<String> = plans.iter().map(render_one).collect();
+    blocks.join("\n")
+}
+
+/// Renders one plan's answer and its evidence.
+fn render_one(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -245,7 +245,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     };
     SummaryRow {
         scenario: scenario.name.clone(),
-        policy: scenario.policy.to_string(),
+        policy: runs[0].policy.to_string(),
         shards,
         adaptive: runs[0].adaptive,
         rows_total: mean(&|run| run.rows_total as f64).round() as u64,

@@ -102,7 +102,7 @@ pub fn render(
         compact(scenario.duration_s()),
         compact(scenario.row_hold_ns() / 1e6),
         machine_phrase(scenario),
-        scenario.policy,
+        scenario.policies_label(),
         scenario.seed
     );
     if scenario.slo.is_set() {

@@ -21,8 +21,11 @@ pub struct ScenarioFile {
     pub duration_s: Option<f64>,
     /// The shard counts (rows per key) to simulate, each ≥ 1.
     pub shards: Option<Vec<u32>>,
-    /// How an increment chooses its row. Default `earliest-free`.
-    pub policy: Option<Policy>,
+    /// How an increment chooses its row: one policy, or a list run side by side on the same
+    /// arrivals. Default `earliest-free`.
+    pub policy: Option<PolicyList>,
+    /// The `skip-locked` policy's tries and their cost.
+    pub skip_locked: Option<SkipLockedTable>,
     /// Time-series window in seconds. Default 1.
     pub window_s: Option<f64>,
     /// Independent replications per shard count, each with its own seed. Default 1.
@@ -57,6 +60,56 @@ pub struct ScenarioFile {
     pub machine: Option<MachineTable>,
     /// The WAL flush every commit waits for.
     pub wal: Option<WalTable>,
+}
+
+/// `policy`: one policy (`policy = "random"`) or several (`policy = ["earliest-free",
+/// "random"]`), written back in the form it was given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyList(pub Vec<Policy>);
+
+impl Serialize for PolicyList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.as_slice() {
+            [one] => one.serialize(serializer),
+            many => many.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PolicyList {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PolicyList;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a policy name or a list of policy names")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<PolicyList, E> {
+                name.parse().map(|p| PolicyList(vec![p])).map_err(E::custom)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<PolicyList, A::Error> {
+                let mut policies = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    policies.push(name.parse().map_err(serde::de::Error::custom)?);
+                }
+                Ok(PolicyList(policies))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `[skip_locked]`: how the `skip-locked` policy tries rows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkipLockedTable {
+    /// Rows tried without waiting before waiting for the last one. Default 3.
+    pub tries: Option<u32>,
+    /// What one failed try costs, ms. Default 0.
+    pub try_ms: Option<f64>,
 }
 
 /// `[machine]`: the cores every update's CPU runs on.

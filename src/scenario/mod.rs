@@ -26,8 +26,8 @@ pub struct Overrides {
     pub shards: Option<Vec<u32>>,
     /// `--seed`: the seed.
     pub seed: Option<u64>,
-    /// `--policy`: the slot-choice policy.
-    pub policy: Option<Policy>,
+    /// `--policy`: the slot-choice policies.
+    pub policy: Option<Vec<Policy>>,
     /// `--replications`: independent replications per shard count.
     pub replications: Option<u32>,
     /// `--engine event`: run on the event-driven pipeline even without machine sections.
@@ -49,8 +49,10 @@ pub struct Scenario {
     pub seed: u64,
     /// Shard counts to simulate, ascending.
     pub shards: Vec<u32>,
-    /// How an increment chooses its row.
-    pub policy: Policy,
+    /// How an increment chooses its row: every policy runs over the same arrivals.
+    pub policies: Vec<Policy>,
+    /// The `skip-locked` policy's settings.
+    pub skip_locked: crate::model::rows::SkipLocked,
     /// Time-series window length.
     pub window: SimTime,
     /// End of the simulated period.
@@ -132,9 +134,11 @@ pub struct RateSegment {
     pub rate_per_s: f64,
 }
 
-/// One engine of a sweep: a static shard count, or the adaptive policy.
+/// One engine of a sweep: a policy with a static shard count, or with adaptive rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
+    /// How its increments choose their rows.
+    pub policy: Policy,
     /// Rows per key (for the adaptive variant: the rows a key starts with).
     pub shards: u32,
     /// Whether row counts adapt.
@@ -197,20 +201,38 @@ impl Scenario {
         validate::resolve(path, file, overrides)
     }
 
-    /// The engines of a sweep: every static shard count, then the adaptive policy if any.
+    /// The engines of a sweep, per policy in the scenario's order: every static shard count,
+    /// then the adaptive rows if any.
     pub fn variants(&self) -> Vec<Variant> {
-        let adaptive = self.adaptive.map(|a| Variant {
-            shards: a.start,
-            adaptive: true,
-        });
-        self.shards
+        self.policies
             .iter()
-            .map(|&shards| Variant {
-                shards,
-                adaptive: false,
+            .flat_map(|&policy| {
+                let adaptive = self.adaptive.map(|a| Variant {
+                    policy,
+                    shards: a.start,
+                    adaptive: true,
+                });
+                self.shards
+                    .iter()
+                    .map(move |&shards| Variant {
+                        policy,
+                        shards,
+                        adaptive: false,
+                    })
+                    .chain(adaptive)
             })
-            .chain(adaptive)
             .collect()
+    }
+
+    /// The policies as shown in headers: `earliest-free`, or `earliest-free, random`.
+    pub fn policies_label(&self) -> String {
+        let names: Vec<&str> = self.policies.iter().map(|p| p.name()).collect();
+        names.join(", ")
+    }
+
+    /// Whether the run compares several policies.
+    pub fn compares_policies(&self) -> bool {
+        self.policies.len() > 1
     }
 
     /// A row's mean hold with nobody waiting, ns: the drawn hold plus the machine's CPU and

@@ -5,13 +5,15 @@ use std::path::Path;
 
 use super::behaviours::{resolve_adaptive, resolve_features, resolve_reads};
 use super::file::{
-    ArrivalsTable, ClientTable, HoldTable, KeysTable, ScenarioFile, SloTable, UsersTable,
+    ArrivalsTable, ClientTable, HoldTable, KeysTable, PolicyList, ScenarioFile, SkipLockedTable,
+    SloTable, UsersTable,
 };
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
 use crate::model::clients::OnTimeout;
 use crate::model::hold::MAX_HOLD_NS;
+use crate::model::rows::SkipLocked;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, Policy, SimTime};
 
@@ -92,7 +94,16 @@ pub(super) fn resolve(
         },
     };
     let seed = overrides.seed.or(file.seed).unwrap_or(DEFAULT_SEED);
-    let policy = overrides.policy.or(file.policy).unwrap_or_default();
+    let policies = check_policies(
+        overrides
+            .policy
+            .clone()
+            .or_else(|| file.policy.clone().map(|list| list.0))
+            .unwrap_or_else(|| vec![Policy::default()]),
+    )
+    .map_err(|m| err("policy", m))?;
+    let skip_locked =
+        resolve_skip_locked(file.skip_locked.as_ref()).map_err(|(f, m)| err(&f, m))?;
     let window_s = number(
         file.window_s.unwrap_or(1.0),
         Min::Above(0.0),
@@ -131,7 +142,7 @@ pub(super) fn resolve(
     let users =
         resolve_users(file.users.as_ref(), is_trace).map_err(|(field, m)| err(&field, m))?;
     if let ArrivalPlan::Trace(info) = &arrivals
-        && policy == Policy::HashUser
+        && policies.contains(&Policy::HashUser)
         && !info.has_user
     {
         return Err(err(
@@ -184,13 +195,28 @@ pub(super) fn resolve(
         .map_err(|(field, m)| err(&field, m))?;
     let machine = super::machine::resolve_machine(&file).map_err(|(field, m)| err(&field, m))?;
     let pipeline = overrides.event_path || !machine.is_empty();
+    if pipeline
+        && let Some(policy) = policies
+            .iter()
+            .find(|p| matches!(p, Policy::PowerOfTwo | Policy::SkipLocked))
+    {
+        return Err(err(
+            "policy",
+            format!(
+                "{policy} runs on the exact core only: it chooses by the rows' free times, which the \
+                 event-driven pipeline (machine sections or --engine event) does not know in advance; \
+                 remove those sections or compare earliest-free, random, round-robin or hash-user"
+            ),
+        ));
+    }
     let mut scenario = Scenario {
         path: path.to_path_buf(),
         name,
         description: file.description.clone().unwrap_or_default(),
         seed,
         shards,
-        policy,
+        policies,
+        skip_locked,
         window,
         horizon,
         hold,
@@ -225,7 +251,14 @@ fn resolved_file(
     file.name = Some(scenario.name.clone());
     file.seed = Some(scenario.seed);
     file.shards = Some(scenario.shards.clone());
-    file.policy = Some(scenario.policy);
+    file.policy = Some(PolicyList(scenario.policies.clone()));
+    file.skip_locked = scenario
+        .policies
+        .contains(&Policy::SkipLocked)
+        .then_some(SkipLockedTable {
+            tries: Some(scenario.skip_locked.tries),
+            try_ms: Some(scenario.skip_locked.try_ns as f64 / 1e6),
+        });
     file.window_s = Some(window_s);
     file.replications = Some(scenario.replications);
     file.warmup_s = Some(warmup_s);
@@ -301,6 +334,49 @@ fn resolve_name(path: &Path, name: Option<&str>) -> Result<String, String> {
         ));
     }
     Ok(name)
+}
+
+/// The most policies one run compares.
+const MAX_POLICIES: usize = 6;
+
+fn check_policies(policies: Vec<Policy>) -> Result<Vec<Policy>, String> {
+    if policies.is_empty() {
+        return Err("is empty: name at least one policy, e.g. \"earliest-free\"".into());
+    }
+    if policies.len() > MAX_POLICIES {
+        return Err(format!(
+            "lists {} policies; at most {MAX_POLICIES}",
+            policies.len()
+        ));
+    }
+    if let Some(twice) = (1..policies.len())
+        .map(|at| policies[at])
+        .find(|p| policies.iter().filter(|q| *q == p).count() > 1)
+    {
+        return Err(format!(
+            "{twice} is listed twice: each policy may appear once"
+        ));
+    }
+    Ok(policies)
+}
+
+fn resolve_skip_locked(table: Option<&SkipLockedTable>) -> Result<SkipLocked, (String, String)> {
+    let Some(table) = table else {
+        return Ok(SkipLocked::default());
+    };
+    let tries = table.tries.unwrap_or(3);
+    if tries == 0 || tries > MAX_SHARDS {
+        return Err((
+            "skip_locked.tries".into(),
+            format!("must be from 1 to {MAX_SHARDS}, got {tries}"),
+        ));
+    }
+    let try_ms = number(table.try_ms.unwrap_or(0.0), Min::AtLeast(0.0), MAX_HOLD_MS)
+        .map_err(|m| ("skip_locked.try_ms".to_owned(), m))?;
+    Ok(SkipLocked {
+        tries,
+        try_ns: ms_f64_to_ns(try_ms),
+    })
 }
 
 fn check_shards(shards: &[u32]) -> Result<Vec<u32>, String> {

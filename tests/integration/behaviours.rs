@@ -20,6 +20,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
     EngineConfig {
         shards,
         policy: Policy::EarliestFree,
+        skip_locked: shardsim::model::rows::SkipLocked::default(),
         horizon: ms(1000),
         window: ms(100),
         window_count: 10,

@@ -19,6 +19,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
     EngineConfig {
         shards,
         policy: Policy::EarliestFree,
+        skip_locked: shardsim::model::rows::SkipLocked::default(),
         horizon,
         window: ms(1000),
         window_count: 10,

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use shardsim::model::clients::{ClientPolicy, Features, OnTimeout, Pool};
-use shardsim::model::rows::mix64;
+use shardsim::model::rows::{SkipLocked, mix64};
 use shardsim::model::{
     Arrival, Engine, EngineConfig, Grant, KeyCounts, NoEvents, Observer, Pipeline, Policy,
     ShardedCounter, SimTime, ms,
@@ -65,12 +65,66 @@ impl Reference {
                 slot
             }
             Policy::HashUser => (mix64(arrival.user) % self.shards as u64) as usize,
+            Policy::PowerOfTwo => {
+                let first = ((arrival.random_bits & 0xFFFF_FFFF) * self.shards as u64) >> 32;
+                let second = ((arrival.random_bits >> 32) * self.shards as u64) >> 32;
+                if free[second as usize] < free[first as usize] {
+                    second as usize
+                } else {
+                    first as usize
+                }
+            }
+            Policy::SkipLocked => {
+                let (slot, ready) = skip_locked_reference(free, arrival);
+                let start = ready.max(free[slot]);
+                free[slot] = start + arrival.hold;
+                self.counts[key] += 1;
+                return (slot, start);
+            }
         };
         let start = arrival.at.max(free[slot]);
         free[slot] = start + arrival.hold;
         self.counts[key] += 1;
         (slot, start)
     }
+}
+
+/// The `skip-locked` settings of the property tests: two tries, 3 ns each.
+const SKIP_LOCKED: SkipLocked = SkipLocked {
+    tries: 2,
+    try_ns: 3,
+};
+
+/// `skip-locked` by its definition: the rows in the order start, start + stride, … (mod N),
+/// the stride the first from the drawn one prime to N; try k at `at + 3k` takes a free row,
+/// and after the tries the update waits for the last row from `at + 3 × tries`.
+fn skip_locked_reference(free: &[SimTime], arrival: &Arrival) -> (usize, SimTime) {
+    let n = free.len() as u64;
+    let start = ((arrival.random_bits & 0xFFFF_FFFF) * n) >> 32;
+    let drawn = ((arrival.random_bits >> 32) * n) >> 32;
+    let coprime = |s: u64| (1..=s).filter(|d| s % d == 0 && n % d == 0).count() == 1;
+    let stride = if n == 1 {
+        1
+    } else {
+        (0..n - 1)
+            .map(|k| (drawn + k) % (n - 1) + 1)
+            .find(|&s| coprime(s))
+            .expect("1 is prime to n")
+    };
+    let tries = (SKIP_LOCKED.tries as u64).min(n);
+    let order: Vec<usize> = (0..tries)
+        .map(|k| ((start + k * stride) % n) as usize)
+        .collect();
+    for (k, &slot) in order.iter().enumerate() {
+        let at = arrival.at + k as u64 * SKIP_LOCKED.try_ns;
+        if free[slot] <= at {
+            return (slot, at);
+        }
+    }
+    (
+        *order.last().expect("at least one try"),
+        arrival.at + tries * SKIP_LOCKED.try_ns,
+    )
 }
 
 /// Records every decision of the engine, and the key's total after it.
@@ -104,6 +158,7 @@ impl Observer for Decisions {
 /// An engine of `shards` rows per key, measuring everything, three hot keys reported.
 fn test_config(shards: u32, policy: Policy, horizon: SimTime, window: SimTime) -> EngineConfig {
     EngineConfig {
+        skip_locked: SKIP_LOCKED,
         shards,
         policy,
         horizon,
@@ -122,6 +177,17 @@ fn test_config(shards: u32, policy: Policy, horizon: SimTime, window: SimTime) -
 
 fn policy() -> impl Strategy<Value = Policy> {
     prop::sample::select(Policy::ALL.to_vec())
+}
+
+/// The policies the event-driven pipeline runs (power-of-two and skip-locked choose by the
+/// rows' free times: exact core only).
+fn pipeline_policy() -> impl Strategy<Value = Policy> {
+    prop::sample::select(
+        Policy::ALL
+            .into_iter()
+            .filter(|p| !matches!(p, Policy::PowerOfTwo | Policy::SkipLocked))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// Random arrival sequences: small gaps (many ties and queues), a few keys and users.
@@ -228,7 +294,7 @@ proptest! {
     #[test]
     fn the_pipeline_matches_the_fast_path(
         shards in 1u32..6,
-        policy in policy(),
+        policy in pipeline_policy(),
         arrivals in arrivals(),
         window in 1u64..20,
         extra in 0u64..40,
@@ -270,7 +336,7 @@ proptest! {
     #[test]
     fn the_pipeline_decides_timeouts_retries_and_the_pool_as_the_fast_path(
         shards in 1u32..5,
-        policy in policy(),
+        policy in pipeline_policy(),
         arrivals in arrivals(),
         timeout in 1u64..30,
         cancel in any::<bool>(),
@@ -393,6 +459,7 @@ mod adaptive {
         let config = EngineConfig {
             shards: 1,
             policy: Policy::EarliestFree,
+            skip_locked: super::SKIP_LOCKED,
             horizon: ms(3000),
             window: ms(1000),
             window_count: 3,

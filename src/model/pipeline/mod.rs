@@ -372,7 +372,9 @@ impl<O: Observer> Pipeline<O> {
         figures.busiest_row_ns = self.locks.busiest_row_ns(self.config.hot_key);
         figures.responses = Some(self.responses);
         let run = ShardRun {
+            policy: self.config.policy,
             shards: self.config.shards,
+            tries: self.waits.count(),
             arrivals: self.arrivals,
             completed: self.completed,
             waits: self.waits,
@@ -597,6 +599,7 @@ impl<O: Observer> Pipeline<O> {
         let grant = Grant {
             slot: self.locks.slot_of(row),
             start: now,
+            tries: 1,
         };
         self.observer
             .on_increment(&job.arrival, &grant, &self.locks);
