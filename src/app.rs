@@ -21,7 +21,9 @@ use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::Staging;
 use crate::report::summary::describe_slo;
-use crate::report::{self, SummaryRow, chart, csv, html, json, recommend, summarize, terminal};
+use crate::report::{
+    self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal,
+};
 use crate::scenario::{ArrivalPlan, MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
 
@@ -144,20 +146,23 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         .map_err(|err| IoFailure::new(&out_dir, format!("cannot write the results: {err:#}")))?;
     staging.commit()?;
     let rows = &simulated.rows;
-    let recommendation = recommend(rows, &scenario.slo);
     let out = out_dir.display().to_string();
     match output_format(args.format, args.flags.quiet) {
-        Some(Format::Json) => print!("{}", json::render(&scenario, rows, &recommendation, &out)),
+        Some(Format::Json) => print!("{}", json::render(&scenario, rows, &out)),
         Some(Format::Table) => {
             print!(
                 "{}",
-                terminal::render(&scenario, rows, &recommendation, colour(&args.flags))
+                terminal::render(&scenario, rows, colour(&args.flags))
             );
             println!("wrote {out}");
         }
         None => {}
     }
-    if recommendation.has_target && recommendation.meets_target.is_none() && !args.no_fail {
+    let groups = by_policy(&scenario, rows);
+    let none_meets = groups
+        .iter()
+        .all(|g| g.recommendation.meets_target.is_none());
+    if scenario.slo.is_set() && none_meets && !args.no_fail {
         return Err(Failed(format!(
             "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
              simulate more shards, or pass --no-fail to only report",
@@ -180,19 +185,28 @@ fn simulate(
         let variants = scenario.variants();
         let parts: Vec<PathBuf> = variants
             .iter()
-            .map(|variant| staging.path(&format!("events-{}.part", variant.label())))
+            .enumerate()
+            .map(|(index, variant)| {
+                staging.path(&format!("events-{index}-{}.part", variant.label()))
+            })
             .collect();
         let observers = variants
             .iter()
             .zip(&parts)
-            .map(|(variant, part)| EventLog::create(part, scenario, &variant.label()))
+            .map(|(variant, part)| {
+                EventLog::create(part, scenario, variant.policy, &variant.label())
+            })
             .collect::<Result<Vec<_>, _>>()
             .context("cannot create events.csv")?;
         let (runs, logs) = sweep::run_replications(scenario, observers, progress)?;
         for log in logs {
             log.close().context("cannot write events.csv")?;
         }
-        events::merge_parts(&staging.path("events.csv"), &parts)
+        events::merge_parts(
+            &staging.path("events.csv"),
+            &parts,
+            scenario.compares_policies(),
+        )
             .context("cannot write events.csv")?;
         runs
     } else {
@@ -225,14 +239,17 @@ fn write_outputs(
     if scenario.adaptive.is_some() {
         staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
     }
-    let recommendation = recommend(rows, &scenario.slo);
-    let charts = chart::render_all(scenario, rows, &first, recommendation.shards())
-        .map_err(anyhow::Error::msg)?;
+    let recommended: Vec<_> = by_policy(scenario, rows)
+        .iter()
+        .map(|g| (g.policy, g.recommendation.shards()))
+        .collect();
+    let charts =
+        chart::render_all(scenario, rows, &first, &recommended).map_err(anyhow::Error::msg)?;
     for chart in &charts {
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
         staging.write(&format!("{}.png", chart.name), &chart.png)?;
     }
-    let page = html::render(scenario, rows, &recommendation, &charts);
+    let page = html::render(scenario, rows, &charts);
     staging.write("report.html", page.as_bytes())?;
     let mut resolved = scenario.resolved.clone();
     if let ArrivalPlan::Trace(info) = &scenario.arrivals {

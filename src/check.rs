@@ -193,6 +193,8 @@ impl Status {
 /// One compared column of one shard count.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
+    /// The policy, when the summaries compare several.
+    pub policy: Option<String>,
     /// The shard count.
     pub shards: u32,
     /// Whether it is the adaptive run.
@@ -209,8 +211,9 @@ pub struct Move {
     pub status: Status,
 }
 
-/// A row of a summary: its shard count and whether it is the adaptive run.
-pub type RowId = (u32, bool);
+/// A row of a summary: its policy (empty in a summary without the column), its shard count
+/// and whether it is the adaptive run.
+pub type RowId = (String, u32, bool);
 
 /// A parsed summary: per row, the compared columns' values (`None` where empty).
 pub type Summary = BTreeMap<RowId, BTreeMap<&'static str, Option<f64>>>;
@@ -224,6 +227,7 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
         .clone();
     let index = |column: &str| header.iter().position(|h| h == column);
     let mode_at = index("mode");
+    let policy_at = index("policy");
     let shards_at = index("shards").ok_or_else(|| {
         InputError::trace(
             path,
@@ -279,11 +283,12 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             values.insert(column, value);
         }
         let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
-        if summary.insert((shards, adaptive), values).is_some() {
+        let policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
+        if summary.insert((policy.clone(), shards, adaptive), values).is_some() {
             return Err(InputError::trace(
                 path,
                 line,
-                format!("shard count {shards} appears twice"),
+                format!("shard count {shards} of policy {policy:?} appears twice"),
             ));
         }
     }
@@ -297,16 +302,27 @@ pub fn compare(
     current: &Summary,
     tolerances: &Tolerances,
 ) -> Result<Vec<Move>, InputError> {
+    let several = |summary: &Summary| {
+        let first = summary.keys().next().map(|id| &id.0);
+        summary.keys().any(|id| Some(&id.0) != first)
+    };
+    let compares = several(baseline) || several(current);
+    let label = |(policy, shards, adaptive): &RowId| {
+        let row = if *adaptive {
+            "adaptive".to_owned()
+        } else {
+            shards.to_string()
+        };
+        if compares {
+            format!("{policy} {row}")
+        } else {
+            row
+        }
+    };
     let names = |summary: &Summary| -> String {
         summary
             .keys()
-            .map(|&(shards, adaptive)| {
-                if adaptive {
-                    "adaptive".into()
-                } else {
-                    shards.to_string()
-                }
-            })
+            .map(label)
             .collect::<Vec<String>>()
             .join(", ")
     };
@@ -320,15 +336,17 @@ pub fn compare(
         ));
     }
     let mut moves = Vec::new();
-    for (&(shards, adaptive), values) in current {
-        let id = (shards, adaptive);
+    for (id, values) in current {
+        let (shards, adaptive) = (id.1, id.2);
+        let policy = compares.then(|| id.0.clone());
         for &(column, direction) in &COMPARED {
-            let (before, after) = match (baseline[&id][column], values[column]) {
+            let (before, after) = match (baseline[id][column], values[column]) {
                 (Some(before), Some(after)) => (before, after),
                 (None, None) => continue,
                 (old, new) => {
                     // A behaviour was switched on or off: the scenario changed.
                     moves.push(Move {
+                        policy: policy.clone(),
                         shards,
                         adaptive,
                         column,
@@ -354,6 +372,7 @@ pub fn compare(
                 (true, false) => Status::Improvement,
             };
             moves.push(Move {
+                policy: policy.clone(),
                 shards,
                 adaptive,
                 column,
@@ -401,7 +420,7 @@ mod tests {
             values.insert("wait_p99_ms", Some(p99));
             values.insert("throughput_per_s", Some(throughput));
             values.insert("arrivals", Some(arrivals));
-            Summary::from([((4, false), values)])
+            Summary::from([((String::new(), 4, false), values)])
         };
         let baseline = row(10.0, 100.0, 1000.0);
         let t = tolerances();
@@ -440,7 +459,7 @@ mod tests {
 
     #[test]
     fn rejects_a_baseline_with_other_shard_counts() {
-        let summary = |shards: u32| Summary::from([((shards, false), BTreeMap::new())]);
+        let summary = |shards: u32| Summary::from([((String::new(), shards, false), BTreeMap::new())]);
         let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
         assert!(err.to_string().contains("[4] but the run has [8]"));
     }
@@ -463,7 +482,7 @@ mod count_tests {
                 .iter()
                 .map(|(c, _)| (*c, Some(if *c == "backlog_max" { backlog } else { 1.0 })))
                 .collect();
-            Summary::from([((16, false), values)])
+            Summary::from([((String::new(), 16, false), values)])
         };
         let moves = compare(Path::new("b.csv"), &summary(3.0), &summary(2.0), &t).unwrap();
         let backlog = moves.iter().find(|m| m.column == "backlog_max").unwrap();

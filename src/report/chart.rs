@@ -26,7 +26,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
-use crate::model::ShardRun;
+use crate::model::{Policy, ShardRun};
 use crate::scenario::Scenario;
 use crate::stats::{WaitSummary, WindowRow};
 
@@ -65,8 +65,9 @@ const PALETTE: [RGBColor; 10] = [
 /// One rendered chart.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// File stem: `waits`, `backlog`, `throughput` or `wait_over_time`.
-    pub name: &'static str,
+    /// File stem: `waits`, `backlog`, `throughput`, `wait_over_time`, …; with several
+    /// policies `policies`, then each policy's charts as `waits-random`, ….
+    pub name: String,
     /// One line telling a reader what the chart shows and how to read it.
     pub caption: &'static str,
     /// The CSV files holding the chart's data.
@@ -92,9 +93,40 @@ pub fn render_all(
     scenario: &Scenario,
     rows: &[SummaryRow],
     runs: &[ShardRun],
-    recommended: Option<u32>,
+    recommended: &[(Policy, Option<u32>)],
 ) -> Result<Vec<Chart>, String> {
     register_bundled_font();
+    if !scenario.compares_policies() {
+        return render_policy(scenario, rows, runs, recommended.first().and_then(|r| r.1));
+    }
+    let comparison = PoliciesFigure {
+        scenario,
+        rows,
+        recommended,
+    };
+    let mut charts = vec![render("policies", &comparison)?];
+    for &(policy, shards) in recommended {
+        let mut one = scenario.clone();
+        one.name = format!("{} ({policy})", scenario.name);
+        one.policies = vec![policy];
+        let name = policy.to_string();
+        let rows: Vec<SummaryRow> = rows.iter().filter(|r| r.policy == name).cloned().collect();
+        let runs: Vec<ShardRun> = runs.iter().filter(|r| r.policy == policy).cloned().collect();
+        for mut chart in render_policy(&one, &rows, &runs, shards)? {
+            chart.name = format!("{}-{policy}", chart.name);
+            charts.push(chart);
+        }
+    }
+    Ok(charts)
+}
+
+/// The charts of one policy's rows and runs.
+fn render_policy(
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    runs: &[ShardRun],
+    recommended: Option<u32>,
+) -> Result<Vec<Chart>, String> {
     // Shard-count axes show the static shard counts; the adaptive run appears over time, and
     // on the waits chart as a level.
     let adaptive = rows.iter().find(|r| r.adaptive);
@@ -154,6 +186,12 @@ fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
         "calibration" => (
             "Measured throughput (solid, dots) against the fitted model's (dashed, crosses) per client count, one colour per row count.",
             &["calibration.csv"],
+        ),
+        "policies" => (
+            "The policies side by side: the p99 wait (solid) and p99.9 wait (dashed) per shard count, one colour \
+             per policy, over the same arrivals. The lower line is the better policy at that shard count; each \
+             policy's own charts follow.",
+            &["summary.csv"],
         ),
         "waits" => (
             "The decision chart: the wait for the row at p50, p99 and p99.9 per shard count. The first shard count \
@@ -240,7 +278,7 @@ fn render(name: &'static str, figure: &dyn Figure) -> Result<Chart, String> {
     }
     let (caption, data) = described(name);
     Ok(Chart {
-        name,
+        name: name.to_owned(),
         caption,
         data,
         svg,
@@ -845,6 +883,73 @@ impl WaitsFigure<'_> {
                 annotate(&mut chart, &points, mark, &|v| y.label_value(v))?;
             }
             draw_marked(&mut chart, points, mark)?;
+        }
+        legend.draw(&legend_area)
+    }
+}
+
+/// Every policy's p99 and p99.9 waits against shard count, one colour per policy.
+struct PoliciesFigure<'a> {
+    scenario: &'a Scenario,
+    rows: &'a [SummaryRow],
+    /// Each policy, in the scenario's order, with its recommended shard count.
+    recommended: &'a [(Policy, Option<u32>)],
+}
+figure!(PoliciesFigure);
+
+impl PoliciesFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let rows: Vec<&SummaryRow> = self.rows.iter().filter(|r| !r.adaptive).collect();
+        let target_ms = self.scenario.slo.p99_ns.map(ms);
+        let y = Axis::fit_waits(
+            rows.iter()
+                .flat_map(|r| [ms(r.waits.p99_ns), ms(r.waits.p999_ns)])
+                .chain(target_ms),
+        );
+        let mut legend = Legend::default();
+        for (index, (policy, shards)) in self.recommended.iter().enumerate() {
+            let advice = shards.map_or_else(
+                || "none recommended".to_owned(),
+                |n| format!("recommended {}", units::plural(u64::from(n), "shard")),
+            );
+            legend.add(format!("{policy}: p99 ({advice})"), Mark::Line(colour(index)));
+            legend.add(format!("{policy}: p99.9"), Mark::Dashed(colour(index)));
+        }
+        if let Some(target) = target_ms {
+            legend.add(
+                format!("target p99 {}", units::duration((target * 1e6) as u64)),
+                Mark::Dashed(BLACK),
+            );
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let shards: Vec<u32> = rows.iter().map(|r| r.shards).collect();
+        let x = shard_range(&shards);
+        let caption = title(self.scenario, "wait against shard count, per policy");
+        let mut chart = build(&plot_area, caption, x.clone(), y.range(), false)?;
+        let y_desc = format!("wait for the row{}", y.note());
+        draw_mesh(
+            &mut chart,
+            "shards (rows per key, log scale)",
+            &y_desc,
+            &|v| shard_label(*v),
+            &|v| y.label(*v),
+        )?;
+        if let Some(target) = target_ms {
+            draw_target(&mut chart, x.clone(), y.to_plot(target))?;
+        }
+        for (index, (policy, _)) in self.recommended.iter().enumerate() {
+            let name = policy.to_string();
+            let of: Vec<SummaryRow> = rows
+                .iter()
+                .filter(|r| r.policy == name)
+                .map(|r| (*r).clone())
+                .collect();
+            let p999 = shard_points(&of, |r| ms(r.waits.p999_ns), y);
+            draw_marked(&mut chart, p999, Mark::Dashed(colour(index)))?;
+            let p99 = shard_points(&of, |r| ms(r.waits.p99_ns), y);
+            draw_marked(&mut chart, p99, Mark::Line(colour(index)))?;
         }
         legend.draw(&legend_area)
     }

@@ -35,10 +35,14 @@ impl Outcome<'_> {
 }
 
 fn row_label(m: &Move) -> String {
-    if m.adaptive {
+    let row = if m.adaptive {
         "adaptive".to_owned()
     } else {
         m.shards.to_string()
+    };
+    match &m.policy {
+        Some(policy) => format!("{policy} {row}"),
+        None => row,
     }
 }
 
@@ -225,6 +229,7 @@ mod tests {
         let m = |column, old: f64, new: f64, status| Move {
             shards: 4,
             adaptive: false,
+            policy: None,
             column,
             old: Some(old),
             new: Some(new),

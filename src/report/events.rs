@@ -28,18 +28,28 @@ pub const EVENT_COLUMNS: [&str; 9] = [
 pub struct EventLog<'a> {
     writer: csv::Writer<BufWriter<File>>,
     scenario: &'a Scenario,
+    /// The policy, written first when a run compares several.
+    policy: Option<String>,
     shards: String,
     error: Option<io::Error>,
 }
 
 impl<'a> EventLog<'a> {
     /// Creates the part file at `path` for the variant labelled `shards` (a shard count, or
-    /// `adaptive`).
-    pub fn create(path: &Path, scenario: &'a Scenario, shards: &str) -> io::Result<Self> {
+    /// `adaptive`) of `policy`, named in a first column when the run compares policies.
+    pub fn create(
+        path: &Path,
+        scenario: &'a Scenario,
+        policy: crate::model::Policy,
+        shards: &str,
+    ) -> io::Result<Self> {
         let file = File::create(path)?;
         Ok(EventLog {
             writer: csv::Writer::from_writer(BufWriter::new(file)),
             scenario,
+            policy: scenario
+                .compares_policies()
+                .then(|| policy.to_string()),
             shards: shards.to_owned(),
             error: None,
         })
@@ -64,7 +74,8 @@ impl Observer for EventLog<'_> {
         } else {
             arrival.user.to_string()
         };
-        let record = [
+        let policy = self.policy.iter().cloned();
+        let record = policy.chain([
             self.shards.clone(),
             fmt_ms(arrival.at),
             self.scenario.key_name(arrival.key).into_owned(),
@@ -74,16 +85,20 @@ impl Observer for EventLog<'_> {
             fmt_ms(grant.start - arrival.at),
             fmt_ms(arrival.hold),
             rows.total(arrival.key).to_string(),
-        ];
-        if let Err(err) = self.writer.write_record(&record) {
+        ]);
+        if let Err(err) = self.writer.write_record(record) {
             self.error = Some(err.into());
         }
     }
 }
 
-/// Writes `target` as the header followed by every part in order, deleting the parts.
-pub fn merge_parts(target: &Path, parts: &[PathBuf]) -> io::Result<()> {
+/// Writes `target` as the header (with a first `policy` column when the run compares
+/// policies) followed by every part in order, deleting the parts.
+pub fn merge_parts(target: &Path, parts: &[PathBuf], with_policy: bool) -> io::Result<()> {
     let mut out = BufWriter::new(File::create(target)?);
+    if with_policy {
+        write!(out, "policy,")?;
+    }
     writeln!(out, "{}", EVENT_COLUMNS.join(","))?;
     for part in parts {
         io::copy(&mut File::open(part)?, &mut out)?;

@@ -7,7 +7,7 @@ use crate::scenario::Scenario;
 
 use super::chart::Chart;
 use super::extended::extended_tables;
-use super::summary::{Recommendation, SummaryRow, Verdict, describe_slo, reading};
+use super::summary::{Recommendation, SummaryRow, Verdict, by_policy, describe_slo, reading};
 use super::table::{HEADER, summary_lines};
 use super::units;
 
@@ -20,25 +20,38 @@ tr.recommended{font-weight:bold;background:#eef6ff}figure{margin:1.5em 0}figure 
 footer{margin:2em 0 1em;font-size:.9em}";
 
 /// Renders the report page.
-pub fn render(
-    scenario: &Scenario,
-    rows: &[SummaryRow],
-    recommendation: &Recommendation,
-    charts: &[Chart],
-) -> String {
+pub fn render(scenario: &Scenario, rows: &[SummaryRow], charts: &[Chart]) -> String {
     let mut page = String::new();
     let name = escape(&scenario.name);
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>shardsim: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <h1>shardsim: {name}</h1>\n<p>{}</p>\n<p class=\"facts\">{}</p>\n\
-         <h2>Reading</h2>\n<p>{}</p>\n<h2>Summary</h2>\n{}",
+         <h1>shardsim: {name}</h1>\n<p>{}</p>\n<p class=\"facts\">{}</p>\n",
         escape(&scenario.description),
         escape(&facts(scenario, rows)),
-        escape(&reading(scenario, rows, recommendation)),
-        table(rows, recommendation)
     );
+    let groups = by_policy(scenario, rows);
+    for group in &groups {
+        let policy = if groups.len() > 1 {
+            format!(" — policy {}", group.policy)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            page,
+            "<h2>Reading{policy}</h2>\n<p>{}</p>\n<h2>Summary{policy}</h2>\n{}",
+            escape(&reading(scenario, group.rows, &group.recommendation)),
+            table(group.rows, &group.recommendation)
+        );
+        extra_tables(&mut page, group.rows);
+    }
+    page.push_str(&figures(charts));
+    page
+}
+
+/// The behaviours' tables of some rows.
+fn extra_tables(page: &mut String, rows: &[SummaryRow]) {
     for extra in extended_tables(rows) {
         let _ = write!(
             page,
@@ -58,6 +71,11 @@ pub fn render(
         }
         page.push_str("</table></div>\n");
     }
+}
+
+/// The charts, each with its caption and data links, and the footer.
+fn figures(charts: &[Chart]) -> String {
+    let mut page = String::new();
     page.push_str("<h2>Charts</h2>\n");
     for chart in charts {
         let links: Vec<String> = chart

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::scenario::Scenario;
 
 use super::record::SummaryRecord;
-use super::summary::{Recommendation, SummaryRow};
+use super::summary::{Recommendation, SummaryRow, by_policy};
 
 /// A summary row in the JSON output: the CSV's columns and the verdict.
 #[derive(Debug, Serialize)]
@@ -19,12 +19,13 @@ struct JsonRow<'a> {
 }
 
 /// Renders the JSON summary of a sweep written to `output`.
-pub fn render(
-    scenario: &Scenario,
-    rows: &[SummaryRow],
-    recommendation: &Recommendation,
-    output: &str,
-) -> String {
+/// With several policies the top-level recommendation is the first policy's, and
+/// `by_policy` gives each policy's.
+pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String {
+    let groups = by_policy(scenario, rows);
+    let recommendation = groups
+        .first()
+        .map_or_else(Recommendation::default, |g| g.recommendation);
     let warmup_s = scenario.warmup as f64 / 1e9;
     let rows_json: Vec<JsonRow> = rows
         .iter()
@@ -33,7 +34,7 @@ pub fn render(
             verdict: row.verdict().label(),
         })
         .collect();
-    let document = json!({
+    let mut document = json!({
         "scenario": scenario.name,
         "description": scenario.description,
         "seed": scenario.seed,
@@ -44,6 +45,20 @@ pub fn render(
         "smallest_meeting_target_shards": recommendation.meets_target,
         "rows": rows_json,
     });
+    if let (true, Some(fields)) = (groups.len() > 1, document.as_object_mut()) {
+        let each: Vec<_> = groups
+            .iter()
+            .map(|g| {
+                json!({
+                    "policy": g.policy.to_string(),
+                    "recommended_shards": g.recommendation.shards(),
+                    "smallest_stable_shards": g.recommendation.stable,
+                    "smallest_meeting_target_shards": g.recommendation.meets_target,
+                })
+            })
+            .collect();
+        fields.insert("by_policy".into(), serde_json::Value::Array(each));
+    }
     let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
     text.push('\n');
     text

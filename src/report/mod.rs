@@ -32,4 +32,4 @@ pub mod table;
 pub mod terminal;
 pub mod units;
 
-pub use summary::{Recommendation, SummaryRow, Verdict, recommend, summarize};
+pub use summary::{PolicyRows, Recommendation, SummaryRow, Verdict, by_policy, recommend, summarize};

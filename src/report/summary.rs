@@ -81,6 +81,31 @@ impl Recommendation {
 }
 
 /// The recommendation of a sweep's rows (ascending shard counts) under `slo`.
+/// One policy's rows of a sweep and the shard counts they recommend.
+#[derive(Debug, Clone)]
+pub struct PolicyRows<'a> {
+    /// The policy.
+    pub policy: crate::model::Policy,
+    /// Its rows, in shard-count order (the adaptive row last).
+    pub rows: &'a [SummaryRow],
+    /// What its rows recommend.
+    pub recommendation: Recommendation,
+}
+
+/// A sweep's rows split by policy, in the scenario's order (the sweep runs each policy's
+/// shard counts together).
+pub fn by_policy<'a>(scenario: &Scenario, rows: &'a [SummaryRow]) -> Vec<PolicyRows<'a>> {
+    rows.chunk_by(|a, b| a.policy == b.policy)
+        .zip(&scenario.policies)
+        .map(|(rows, &policy)| PolicyRows {
+            policy,
+            rows,
+            recommendation: recommend(rows, &scenario.slo),
+        })
+        .collect()
+}
+
+/// The recommendations of one policy's rows.
 pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
     let first = |pred: &dyn Fn(&SummaryRow) -> bool| {
         rows.iter()

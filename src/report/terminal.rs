@@ -10,7 +10,7 @@ use crate::scenario::Scenario;
 
 use super::extended::extended_tables;
 
-use super::summary::{Recommendation, SummaryRow, Verdict, compact, describe_slo, reading};
+use super::summary::{PolicyRows, SummaryRow, Verdict, by_policy, compact, describe_slo, reading};
 use super::table::{HEADER, summary_lines};
 use super::units::{self, count, quantity};
 
@@ -58,13 +58,9 @@ fn machine_phrase(scenario: &Scenario) -> String {
 /// The widest a reading's lines get, even on a wide terminal.
 const MAX_LINE: usize = 100;
 
-/// Renders the scenario line, the table and the reading; `colour` adds ANSI styles.
-pub fn render(
-    scenario: &Scenario,
-    rows: &[SummaryRow],
-    recommendation: &Recommendation,
-    colour: bool,
-) -> String {
+/// Renders the scenario line, then per policy the table and the reading; `colour` adds ANSI
+/// styles.
+pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String {
     let paint = |style: Style, text: &str| -> String {
         if colour {
             format!("{style}{text}{style:#}")
@@ -109,6 +105,30 @@ pub fn render(
         let _ = write!(line, ", target {}", describe_slo(&scenario.slo));
     }
     let _ = writeln!(out, "{}", paint(Style::new().bold(), &line));
+    let groups = by_policy(scenario, rows);
+    for group in &groups {
+        if groups.len() > 1 {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                paint(Style::new().bold(), &format!("policy {}", group.policy))
+            );
+        }
+        policy_table(&mut out, scenario, group, colour);
+    }
+    out
+}
+
+/// One policy's table, its reading and its behaviours' tables.
+fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colour: bool) {
+    let paint = |style: Style, text: &str| -> String {
+        if colour {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    };
+    let (rows, recommendation) = (group.rows, &group.recommendation);
     let lines = summary_lines(rows, recommendation);
     let cells: Vec<&[String; 11]> = lines.iter().map(|line| &line.cells).collect();
     let widths: Vec<usize> = (0..HEADER.len())
@@ -164,7 +184,6 @@ pub fn render(
         let _ = writeln!(out, "\n{}", paint(Style::new().bold(), &table.title));
         out.push_str(&aligned(&table.header, &table.rows));
     }
-    out
 }
 
 /// Right-aligned columns, two spaces apart.
@@ -318,7 +337,7 @@ pub fn validation_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::{recommend, summarize};
+    use crate::report::summary::summarize;
     use crate::scenario::Overrides;
 
     fn table(colour: bool) -> String {
@@ -337,7 +356,7 @@ mod tests {
             .iter()
             .map(|(run, _)| summarize(&scenario, std::slice::from_ref(run)))
             .collect();
-        render(&scenario, &rows, &recommend(&rows, &scenario.slo), colour)
+        render(&scenario, &rows, colour)
     }
 
     #[test]
