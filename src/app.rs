@@ -21,9 +21,7 @@ use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::Staging;
 use crate::report::summary::describe_slo;
-use crate::report::{
-    self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal,
-};
+use crate::report::{self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal};
 use crate::scenario::{ArrivalPlan, MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
 
@@ -150,10 +148,7 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     match output_format(args.format, args.flags.quiet) {
         Some(Format::Json) => print!("{}", json::render(&scenario, rows, &out)),
         Some(Format::Table) => {
-            print!(
-                "{}",
-                terminal::render(&scenario, rows, colour(&args.flags))
-            );
+            print!("{}", terminal::render(&scenario, rows, colour(&args.flags)));
             println!("wrote {out}");
         }
         None => {}
@@ -207,7 +202,7 @@ fn simulate(
             &parts,
             scenario.compares_policies(),
         )
-            .context("cannot write events.csv")?;
+        .context("cannot write events.csv")?;
         runs
     } else {
         sweep::run_replications(

@@ -284,7 +284,10 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
         }
         let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
         let policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
-        if summary.insert((policy.clone(), shards, adaptive), values).is_some() {
+        if summary
+            .insert((policy.clone(), shards, adaptive), values)
+            .is_some()
+        {
             return Err(InputError::trace(
                 path,
                 line,
@@ -459,7 +462,8 @@ mod tests {
 
     #[test]
     fn rejects_a_baseline_with_other_shard_counts() {
-        let summary = |shards: u32| Summary::from([((String::new(), shards, false), BTreeMap::new())]);
+        let summary =
+            |shards: u32| Summary::from([((String::new(), shards, false), BTreeMap::new())]);
         let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
         assert!(err.to_string().contains("[4] but the run has [8]"));
     }

@@ -111,7 +111,11 @@ pub fn render_all(
         one.policies = vec![policy];
         let name = policy.to_string();
         let rows: Vec<SummaryRow> = rows.iter().filter(|r| r.policy == name).cloned().collect();
-        let runs: Vec<ShardRun> = runs.iter().filter(|r| r.policy == policy).cloned().collect();
+        let runs: Vec<ShardRun> = runs
+            .iter()
+            .filter(|r| r.policy == policy)
+            .cloned()
+            .collect();
         for mut chart in render_policy(&one, &rows, &runs, shards)? {
             chart.name = format!("{}-{policy}", chart.name);
             charts.push(chart);
@@ -914,7 +918,10 @@ impl PoliciesFigure<'_> {
                 || "none recommended".to_owned(),
                 |n| format!("recommended {}", units::plural(u64::from(n), "shard")),
             );
-            legend.add(format!("{policy}: p99 ({advice})"), Mark::Line(colour(index)));
+            legend.add(
+                format!("{policy}: p99 ({advice})"),
+                Mark::Line(colour(index)),
+            );
             legend.add(format!("{policy}: p99.9"), Mark::Dashed(colour(index)));
         }
         if let Some(target) = target_ms {

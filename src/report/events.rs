@@ -47,9 +47,7 @@ impl<'a> EventLog<'a> {
         Ok(EventLog {
             writer: csv::Writer::from_writer(BufWriter::new(file)),
             scenario,
-            policy: scenario
-                .compares_policies()
-                .then(|| policy.to_string()),
+            policy: scenario.compares_policies().then(|| policy.to_string()),
             shards: shards.to_owned(),
             error: None,
         })

@@ -17,6 +17,7 @@
 //! - [`check`]: the diff table of a check;
 //! - [`output`]: the output folder.
 
+pub mod burst;
 pub mod chart;
 pub mod check;
 pub mod csv;
@@ -32,4 +33,6 @@ pub mod table;
 pub mod terminal;
 pub mod units;
 
-pub use summary::{PolicyRows, Recommendation, SummaryRow, Verdict, by_policy, recommend, summarize};
+pub use summary::{
+    PolicyRows, Recommendation, SummaryRow, Verdict, by_policy, recommend, summarize,
+};

@@ -177,6 +177,17 @@ pub struct SummaryRecord {
     pub fsyncs_per_commit: Option<f64>,
     /// With a machine: what limits the shard count (row, cpu, wal or clients).
     pub bottleneck: Option<&'static str>,
+    /// Time in windows whose offered rate exceeded the ceiling, s.
+    pub overloaded_s: Option<f64>,
+    /// Start of the first window whose p99 wait passed the `[slo]` p99 target, s.
+    pub first_slo_breach_s: Option<f64>,
+    /// From the end of the last overloaded window until the backlog is below 1% of its
+    /// largest, s (empty when never overloaded or never drained).
+    pub drain_s: Option<f64>,
+    /// The backlog's slope while overloaded, increments per second.
+    pub backlog_growth_per_s: Option<f64>,
+    /// `skip-locked`: rows tried per update.
+    pub tries_per_update: Option<f64>,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -302,6 +313,11 @@ impl SummaryRecord {
             fsyncs_per_commit: machine
                 .and_then(|m| m.fsyncs_per_commit.and_then(|f| rounded(f, 4))),
             bottleneck: machine.map(|m| m.bottleneck.name()),
+            overloaded_s: rounded(row.burst.overloaded_s, 3),
+            first_slo_breach_s: row.burst.first_slo_breach_s.and_then(|s| rounded(s, 3)),
+            drain_s: row.burst.drain_s.and_then(|s| rounded(s, 3)),
+            backlog_growth_per_s: row.burst.backlog_growth_per_s.and_then(|g| rounded(g, 3)),
+            tries_per_update: row.tries_per_update.and_then(|t| rounded(t, 4)),
         }
     }
 }

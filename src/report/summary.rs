@@ -4,6 +4,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::model::{Bottleneck, ShardRun, SimTime};
 
+use super::burst::{BurstMetrics, burst_metrics};
 use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
@@ -127,6 +128,10 @@ pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
 /// One row of `summary.csv`: a shard count's throughput, ceiling and waits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
+    /// What the burst did: overload, first breach of the target, drain.
+    pub burst: BurstMetrics,
+    /// `skip-locked`: rows tried per update.
+    pub tries_per_update: Option<f64>,
     /// Scenario name.
     pub scenario: String,
     /// Slot-choice policy.
@@ -268,7 +273,19 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         crate::scenario::ArrivalPlan::Closed(_) => offered_per_s,
         _ => scenario.peak_offered_per_s() * amplification,
     };
+    let burst = burst_metrics(
+        &runs[0].windows,
+        scenario.window,
+        ceiling_per_s,
+        hot_key_share,
+        scenario.slo.p99_ns,
+    );
+    let measured = runs.iter().map(|run| run.waits.count()).sum::<u64>();
+    let tries_per_update = (runs[0].policy == crate::model::Policy::SkipLocked && measured > 0)
+        .then(|| runs.iter().map(|run| run.tries).sum::<u64>() as f64 / measured as f64);
     SummaryRow {
+        burst,
+        tries_per_update,
         scenario: scenario.name.clone(),
         policy: runs[0].policy.to_string(),
         shards,
@@ -638,6 +655,7 @@ pub fn reading(
             units::count(below.backlog_max),
             wait(below.waits.p99_ns)
         ));
+        text.push_str(&burst_sentence(below));
     }
     if let (Some(n), Some(below)) = (recommendation.meets_target, below)
         && n - below.shards > 1
@@ -651,6 +669,30 @@ pub fn reading(
         ));
     }
     text
+}
+
+/// What the burst did to an overloaded shard count, as a sentence (empty when its offered
+/// rate never passed the ceiling in any window).
+fn burst_sentence(row: &SummaryRow) -> String {
+    let burst = &row.burst;
+    if burst.overloaded_s <= 0.0 {
+        return String::new();
+    }
+    let seconds = |s: f64| units::duration((s * 1e9).round() as u64);
+    let growth = burst.backlog_growth_per_s.map_or_else(String::new, |g| {
+        format!(", the backlog growing {}/s", units::quantity(g))
+    });
+    let breach = burst.first_slo_breach_s.map_or_else(String::new, |at| {
+        format!("; the target is first broken at {}", seconds(at))
+    });
+    let drain = match burst.drain_s {
+        Some(d) => format!("; the queue drains {} after the overload ends", seconds(d)),
+        None => "; the queue never drains within the run".to_owned(),
+    };
+    format!(
+        " The offered rate passes its ceiling for {} in all{growth}{breach}{drain}.",
+        seconds(burst.overloaded_s)
+    )
 }
 
 /// The targets of `[slo]` as text, e.g. `p99 ≤ 20 ms, peak utilization ≤ 0.5`.
@@ -690,6 +732,8 @@ mod tests {
 
     fn row(shards: u32, peak_utilization: f64, p99_ms: u64) -> SummaryRow {
         SummaryRow {
+            burst: BurstMetrics::default(),
+            tries_per_update: None,
             scenario: "t".into(),
             policy: "earliest-free".into(),
             shards,

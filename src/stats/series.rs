@@ -37,6 +37,23 @@ pub struct WindowRow {
 }
 
 impl WindowRow {
+    /// A window with `arrivals` arrivals, `backlog` waiting at its end (its peak too) and
+    /// p99 wait `p99_ns`.
+    #[cfg(test)]
+    pub(crate) fn for_test(arrivals: u64, backlog: u64, p99_ns: SimTime) -> WindowRow {
+        WindowRow {
+            arrivals,
+            started: 0,
+            backlog,
+            backlog_peak: backlog,
+            at_risk: 0,
+            rows: 0,
+            hot_key_rows: 0,
+            wait_p99_ns: p99_ns,
+            wait_max_ns: p99_ns,
+        }
+    }
+
     /// 99th-percentile wait of the window's arrivals (`None` without arrivals).
     pub fn wait_p99_ns(&self) -> Option<SimTime> {
         (self.arrivals > 0).then_some(self.wait_p99_ns)

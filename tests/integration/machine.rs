@@ -54,19 +54,22 @@ fn the_pipeline_gives_the_fast_paths_bytes_on_every_shipped_scenario_both_cover(
         let mut folders = Vec::new();
         for engine in ["auto", "event"] {
             let out = dir.path().join(format!("{name}-{engine}"));
-            let output = shardsim(
-                dir.path(),
-                &[
-                    "run",
-                    scenario,
-                    "--quiet",
-                    "--events",
-                    "--engine",
-                    engine,
-                    "--out",
-                    out.to_str().unwrap(),
-                ],
-            );
+            let mut args = vec![
+                "run",
+                scenario,
+                "--quiet",
+                "--events",
+                "--engine",
+                engine,
+                "--out",
+                out.to_str().unwrap(),
+            ];
+            if name == "final" {
+                // Both policies, without the one- and two-row runs whose queues of a million
+                // likes make the pipeline's run long (the exact core's tests cover them).
+                args.extend(["--shards", "4,8,64"]);
+            }
+            let output = shardsim(dir.path(), &args);
             assert!(output.status.success(), "{name}: {}", stderr(&output));
             folders.push(outputs(&out));
         }
@@ -78,11 +81,16 @@ fn the_pipeline_gives_the_fast_paths_bytes_on_every_shipped_scenario_both_cover(
         for ((file, fast), (_, event)) in folders[0].iter().zip(&folders[1]) {
             if file == "events.csv" {
                 // The pipeline lists each update when it takes its row, the closed form when
-                // it arrives: the same lines, in another order.
+                // it arrives: the same lines, in another order. The key's total beside each
+                // line is counted then too, so under `random` (rows granted out of arrival
+                // order across rows) it differs, and is compared only for earliest-free.
                 let lines = |bytes: &[u8]| {
                     let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
                         .lines()
-                        .map(String::from)
+                        .map(|line| match line.strip_prefix("random,") {
+                            Some(rest) => rest.rsplit_once(',').map_or(line, |(a, _)| a).into(),
+                            None => line.to_owned(),
+                        })
                         .collect();
                     lines.sort();
                     lines

@@ -12,6 +12,7 @@ mod fuzzing;
 mod machine;
 mod model;
 mod planning;
+mod policies;
 mod queueing;
 mod reports;
 mod robustness;

@@ -102,7 +102,12 @@ fn skip_locked_reference(free: &[SimTime], arrival: &Arrival) -> (usize, SimTime
     let n = free.len() as u64;
     let start = ((arrival.random_bits & 0xFFFF_FFFF) * n) >> 32;
     let drawn = ((arrival.random_bits >> 32) * n) >> 32;
-    let coprime = |s: u64| (1..=s).filter(|d| s % d == 0 && n % d == 0).count() == 1;
+    let coprime = |s: u64| {
+        (1..=s)
+            .filter(|d| s.is_multiple_of(*d) && n.is_multiple_of(*d))
+            .count()
+            == 1
+    };
     let stride = if n == 1 {
         1
     } else {

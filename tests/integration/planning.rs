@@ -28,8 +28,17 @@ fn plan_for_the_final_shows_n_minus_one_failing_and_n_passing() {
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
-    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let plans: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // The final compares earliest-free and random: one plan each, in that order.
+    assert_eq!(plans["plans"][1]["policy"], "random");
+    let random_answer = plans["plans"][1]["answer_shards"].as_u64().unwrap();
+    let plan = &plans["plans"][0];
+    assert_eq!(plan["policy"], "earliest-free");
     let answer = plan["answer_shards"].as_u64().unwrap();
+    assert!(
+        random_answer >= answer,
+        "random needs at least as many rows"
+    );
     assert_eq!(plan["evidence"]["answer"]["shards"], answer);
     assert_eq!(plan["evidence"]["answer"]["meets"], true);
     assert_eq!(plan["evidence"]["below"]["shards"], answer - 1);

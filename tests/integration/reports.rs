@@ -9,11 +9,15 @@ use crate::common::{repo, shardsim, stderr};
 const CHARTS: [&str; 4] = ["waits", "backlog", "throughput", "wait_over_time"];
 
 /// Runs the final (its target: p99 ≤ 20 ms) on a few shard counts into `dir/out`.
+/// Runs the final with the seed's exact policy alone (the comparison of policies has its own
+/// tests in `policies.rs`).
 fn run_final(dir: &Path, extra: &[&str]) -> std::process::Output {
     let scenario = repo("scenarios/final.toml");
     let mut args = vec![
         "run",
         scenario.to_str().unwrap(),
+        "--policy",
+        "earliest-free",
         "--shards",
         "1,4,8,16",
         "--out",
