@@ -603,6 +603,25 @@ fn draw_mesh<DB: DrawingBackend>(
 }
 
 /// Builds the plot area with its caption.
+/// A plot of waits (axis `y`) against shard counts (`x`, log₂) with its axes drawn.
+fn wait_axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: String,
+    x: Range<f64>,
+    y: Axis,
+) -> Result<Plot<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut chart = build(area, caption, x, y.range(), false)?;
+    let y_desc = format!("wait for the row{}", y.note());
+    draw_mesh(
+        &mut chart,
+        "shards (rows per key, log scale)",
+        &y_desc,
+        &|v| shard_label(*v),
+        &|v| y.label(*v),
+    )?;
+    Ok(chart)
+}
+
 fn build<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     caption: String,
@@ -846,15 +865,7 @@ impl WaitsFigure<'_> {
         let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count");
-        let mut chart = build(&plot_area, caption, x.clone(), y.range(), false)?;
-        let y_desc = format!("wait for the row{}", y.note());
-        draw_mesh(
-            &mut chart,
-            "shards (rows per key, log scale)",
-            &y_desc,
-            &|v| shard_label(*v),
-            &|v| y.label(*v),
-        )?;
+        let mut chart = wait_axes(&plot_area, caption, x.clone(), y)?;
         let y_range = y.range();
         chart.draw_series(overloaded.iter().map(|&at| {
             Rectangle::new(
@@ -934,15 +945,7 @@ impl PoliciesFigure<'_> {
         let shards: Vec<u32> = rows.iter().map(|r| r.shards).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count, per policy");
-        let mut chart = build(&plot_area, caption, x.clone(), y.range(), false)?;
-        let y_desc = format!("wait for the row{}", y.note());
-        draw_mesh(
-            &mut chart,
-            "shards (rows per key, log scale)",
-            &y_desc,
-            &|v| shard_label(*v),
-            &|v| y.label(*v),
-        )?;
+        let mut chart = wait_axes(&plot_area, caption, x.clone(), y)?;
         if let Some(target) = target_ms {
             draw_target(&mut chart, x.clone(), y.to_plot(target))?;
         }
