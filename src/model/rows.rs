@@ -85,15 +85,6 @@ impl Policy {
             Policy::Random | Policy::PowerOfTwo | Policy::SkipLocked
         )
     }
-
-    /// Whether the policy looks at the rows' locks to choose (the others choose blind, at
-    /// the send).
-    pub fn looks_at_locks(self) -> bool {
-        matches!(
-            self,
-            Policy::EarliestFree | Policy::PowerOfTwo | Policy::SkipLocked
-        )
-    }
 }
 
 impl fmt::Display for Policy {

@@ -603,24 +603,24 @@ fn draw_mesh<DB: DrawingBackend>(
 }
 
 /// Builds the plot area with its caption.
-/// A plot of waits (axis `y`) against shard counts (`x`, log₂) with its axes drawn.
-fn wait_axes<'a, DB: DrawingBackend>(
+/// A plot of `y_what` (axis `y`) against a log₂ count axis `x` described by `x_desc`, with its
+/// axes drawn.
+fn log2_plot<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     caption: String,
-    x: Range<f64>,
-    y: Axis,
+    (x, x_desc): (Range<f64>, &str),
+    (y, y_what): (Axis, &str),
 ) -> Result<Plot<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let mut chart = build(area, caption, x, y.range(), false)?;
-    let y_desc = format!("wait for the row{}", y.note());
-    draw_mesh(
-        &mut chart,
-        "shards (rows per key, log scale)",
-        &y_desc,
-        &|v| shard_label(*v),
-        &|v| y.label(*v),
-    )?;
+    let y_desc = format!("{y_what}{}", y.note());
+    draw_mesh(&mut chart, x_desc, &y_desc, &|v| shard_label(*v), &|v| {
+        y.label(*v)
+    })?;
     Ok(chart)
 }
+
+/// The shard-count axis' description.
+const SHARDS_AXIS: &str = "shards (rows per key, log scale)";
 
 fn build<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
@@ -865,7 +865,12 @@ impl WaitsFigure<'_> {
         let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count");
-        let mut chart = wait_axes(&plot_area, caption, x.clone(), y)?;
+        let mut chart = log2_plot(
+            &plot_area,
+            caption,
+            (x.clone(), SHARDS_AXIS),
+            (y, "wait for the row"),
+        )?;
         let y_range = y.range();
         chart.draw_series(overloaded.iter().map(|&at| {
             Rectangle::new(
@@ -945,7 +950,12 @@ impl PoliciesFigure<'_> {
         let shards: Vec<u32> = rows.iter().map(|r| r.shards).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count, per policy");
-        let mut chart = wait_axes(&plot_area, caption, x.clone(), y)?;
+        let mut chart = log2_plot(
+            &plot_area,
+            caption,
+            (x.clone(), SHARDS_AXIS),
+            (y, "wait for the row"),
+        )?;
         if let Some(target) = target_ms {
             draw_target(&mut chart, x.clone(), y.to_plot(target))?;
         }
@@ -1561,14 +1571,11 @@ impl CalibrationFigure<'_> {
             "calibration (synchronous_commit = {}): throughput against clients",
             self.calibration.synchronous_commit
         );
-        let mut chart = build(&plot_area, caption, shard_range(&clients), y.range(), false)?;
-        let y_desc = format!("updates per second{}", y.note());
-        draw_mesh(
-            &mut chart,
-            "clients (closed loop, log scale)",
-            &y_desc,
-            &|v| shard_label(*v),
-            &|v| y.label(*v),
+        let mut chart = log2_plot(
+            &plot_area,
+            caption,
+            (shard_range(&clients), "clients (closed loop, log scale)"),
+            (y, "updates per second"),
         )?;
         for &(rows, colour) in &series {
             let of = |value: &dyn Fn(&crate::calibrate::CalibrationRun) -> f64| -> Vec<(f64, f64)> {

@@ -349,9 +349,10 @@ fn check_policies(policies: Vec<Policy>) -> Result<Vec<Policy>, String> {
             policies.len()
         ));
     }
-    if let Some(twice) = (1..policies.len())
-        .map(|at| policies[at])
-        .find(|p| policies.iter().filter(|q| *q == p).count() > 1)
+    if let Some((_, twice)) = policies
+        .iter()
+        .enumerate()
+        .find(|(at, p)| policies[..*at].contains(p))
     {
         return Err(format!(
             "{twice} is listed twice: each policy may appear once"
