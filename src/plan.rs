@@ -41,7 +41,8 @@ pub struct PlanSettings {
 /// Waits predicted by exact queueing theory, in ms.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theory {
-    /// Which model: "M/M/c (Erlang C)", "M/D/1 per row" or "M/M/1 per row".
+    /// Which model: "M/M/c (Erlang C)", "M/D/c (Crommelin)", "M/D/1 per row" or "M/M/1 per
+    /// row".
     pub model: &'static str,
     /// Mean wait.
     pub mean_ms: f64,
@@ -306,7 +307,9 @@ fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, I
 }
 
 /// The exact theory's waits for `shards` rows at the peak, where the model has one:
-/// earliest-free with exponential holds is M/M/c; random rows are M/M/1 or M/D/1 queues.
+/// earliest-free is M/M/c with exponential holds and M/D/c with constant ones (None also when
+/// M/D/c is too large or too near saturation to compute); random rows are M/M/1 or M/D/1
+/// queues.
 pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
     let rate_per_ms = scenario.peak_offered_per_s() / 1e3;
     let hold_ms = scenario.hold.mean_ns() / 1e6;
@@ -323,6 +326,15 @@ pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
                 mean_ms: theory::mmc_wait_mean(shards, rate_per_ms, mu),
                 p99_ms: theory::mmc_wait_quantile(shards, rate_per_ms, mu, 0.99),
                 p999_ms: theory::mmc_wait_quantile(shards, rate_per_ms, mu, 0.999),
+            })
+        }
+        (HoldDist::Constant { .. }, Policy::EarliestFree) if hold_ms > 0.0 => {
+            let exact = theory::MdcWait::new(shards, rate_per_ms, hold_ms)?;
+            Some(Theory {
+                model: "M/D/c (Crommelin)",
+                mean_ms: exact.mean(),
+                p99_ms: exact.quantile(0.99),
+                p999_ms: exact.quantile(0.999),
             })
         }
         (HoldDist::Exponential { .. }, Policy::Random) => {

@@ -221,10 +221,22 @@ fn render_one(plan: &Plan) -> String {
             .collect(),
         None => plan.evaluations.values().rev().take(2).rev().collect(),
     };
+    // The plan judges by the interval's upper end; where the exact value is known, show it.
+    let exact = shown.iter().any(|e| e.theory.is_some());
     let _ = writeln!(
         out,
-        "{:>7}  {:>9}  {:>10}  {:>26}  {:>26}  {:>5}",
-        "shards", "ceiling/s", "peak util", "p99 wait", "p99.9 wait", "meets"
+        "{:>7}  {:>9}  {:>10}  {:>26}  {:>26}  {:>5}{}",
+        "shards",
+        "ceiling/s",
+        "peak util",
+        "p99 wait",
+        "p99.9 wait",
+        "meets",
+        if exact {
+            format!("  {:>10}  {:>11}", "exact p99", "exact p99.9")
+        } else {
+            String::new()
+        }
     );
     for evaluation in &shown {
         let row = &evaluation.row;
@@ -238,9 +250,22 @@ fn render_one(plan: &Plan) -> String {
                 ),
                 _ => units::duration(mean),
             };
+        let exact_columns = match (exact, evaluation.theory) {
+            (true, Some(theory)) => format!(
+                "  {:>10}  {:>11}",
+                units::duration((theory.p99_ms * 1e6).round() as u64),
+                units::duration((theory.p999_ms * 1e6).round() as u64)
+            ),
+            // At or past one row's worth of holds per row the exact wait has no bound.
+            (true, None) if row.peak_utilization >= 1.0 => {
+                format!("  {:>10}  {:>11}", "unbounded", "unbounded")
+            }
+            (true, None) => format!("  {:>10}  {:>11}", "—", "—"),
+            (false, _) => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}",
+            "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
             row.shards,
             units::quantity(row.ceiling_per_s),
             row.peak_utilization,
@@ -296,15 +321,25 @@ fn render_one(plan: &Plan) -> String {
             );
         }
         (None, _) => {
-            let _ = writeln!(
-                out,
-                "  exact theory: none for {} holds with {} (Erlang C needs exponential holds with \
-                 earliest-free; M/D/1 per row needs constant holds with random)",
-                plan.hold_dist, plan.policy
-            );
+            let _ = writeln!(out, "  exact theory: {}", no_theory_reason(plan));
         }
     }
     out
+}
+
+/// Why a plan without a machine has no exact theory.
+fn no_theory_reason(plan: &Plan) -> String {
+    match (plan.hold_dist, plan.policy) {
+        ("constant", crate::model::Policy::EarliestFree) => {
+            "none computed: M/D/c at these shard counts is too large or too near saturation to \
+             compute exactly in a fraction of a second"
+                .into()
+        }
+        (hold, policy) => format!(
+            "none for {hold} holds with {policy} (M/M/c needs exponential holds with earliest-free, \
+             M/D/c constant holds with earliest-free, M/M/1 and M/D/1 per row random)"
+        ),
+    }
 }
 
 fn versus(answer: Option<u32>, other: u32) -> String {

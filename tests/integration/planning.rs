@@ -163,6 +163,41 @@ fn simulated_p99_follows_erlang_c_over_a_grid_of_utilizations() {
 }
 
 #[test]
+fn simulated_p99_follows_exact_mdc_over_a_grid_of_utilizations() {
+    // Earliest-free with a constant hold is M/D/8; plan's analytic estimate is Crommelin's
+    // exact distribution. Same design as the Erlang C grid above (relative standard error of
+    // the mean p99 below 1% here, measured).
+    let dir = tempfile::tempdir().unwrap();
+    for rho in [0.5, 0.7, 0.9] {
+        let rate = rho * 8.0 * 1000.0;
+        let base = small_scenario(
+            dir.path(),
+            "earliest-free",
+            "dist = \"constant\"\nms = 1",
+            rate,
+        );
+        let settings = PlanSettings {
+            max_shards: 64,
+            duration_s: 200_000.0 / rate,
+            warmup_s: 2.0,
+            replications: 5,
+        };
+        let evaluation = plan::evaluate_at(&base, &Slo::default(), settings, 8).unwrap();
+        let simulated = evaluation.row.waits.p99_ns as f64 / 1e6;
+        let theory = evaluation.theory.expect("M/D/c is known here");
+        assert_eq!(theory.model, "M/D/c (Crommelin)");
+        let exact = theory::MdcWait::new(8, rate / 1e3, 1.0).unwrap();
+        assert_eq!(theory.p99_ms, exact.quantile(0.99));
+        let error = (simulated / theory.p99_ms - 1.0).abs();
+        assert!(
+            error < 0.05,
+            "ρ = {rho}: simulated {simulated} ms, M/D/c {} ms",
+            theory.p99_ms
+        );
+    }
+}
+
+#[test]
 fn confidence_intervals_shrink_as_one_over_root_r() {
     // Half-width = t(R−1) · s / √R: from R = 10 to R = 40 it shrinks by 2 × t(9)/t(39) ≈ 2.24
     // if the sample deviation holds steady; s itself varies by about 25% at R = 10.
