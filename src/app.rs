@@ -47,7 +47,27 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
+/// The command line's overrides for `run` and `check`, which take one `--traffic` level.
+fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Result<Overrides, InputError> {
+    let traffic = match flags.traffic.as_deref() {
+        None => None,
+        Some(&[one]) => Some(one),
+        Some(_) => {
+            return Err(InputError::flag(
+                "--traffic",
+                "run and check take one traffic level, e.g. --traffic 2; plan compares several (plan --traffic 1,1.5,2)",
+            ));
+        }
+    };
+    Ok(overrides_at(shards, flags, traffic))
+}
+
+/// The command line's overrides with the what-if traffic `traffic`.
+fn overrides_at(
+    shards: Option<&Vec<u32>>,
+    flags: &ScenarioFlags,
+    traffic: Option<f64>,
+) -> Overrides {
     Overrides {
         shards: shards.cloned(),
         seed: flags.seed,
@@ -55,6 +75,7 @@ fn overrides(shards: Option<&Vec<u32>>, flags: &ScenarioFlags) -> Overrides {
         replications: flags.replications,
         event_path: flags.engine == crate::cli::EngineChoice::Event,
         calibration: flags.calibration.clone(),
+        traffic,
     }
 }
 
@@ -124,7 +145,7 @@ fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Resul
 fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let mut scenario = Scenario::load(
         &args.scenario,
-        &overrides(args.shards.as_ref(), &args.flags),
+        &overrides(args.shards.as_ref(), &args.flags)?,
     )?;
     admit(&mut scenario, &args.flags)?;
     let out_dir = args
@@ -281,29 +302,34 @@ fn place_trace(trace: &Path, staging: &Staging) -> anyhow::Result<String> {
 }
 
 fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
-    let mut flags_overrides = overrides(None, &args.flags);
-    flags_overrides.replications = None;
-    let mut scenario = plan_scenario(args, &flags_overrides)?;
-    admit(&mut scenario, &args.flags)?;
-    let targets = plan_targets(args, &scenario)?;
-    let replications = args
-        .flags
-        .replications
-        .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
-    let settings = PlanSettings {
-        max_shards: args.max_shards,
-        duration_s: args.duration_s,
-        warmup_s: args.warmup_s,
-        replications,
-    };
-    plan::admit(&scenario, settings)?;
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("output").join(format!("{}-plan", scenario.name)));
-    let staging = Staging::prepare(&out_dir)?;
+    let levels = traffic_levels(&args.flags)?;
     let pool = thread_pool(&args.flags)?;
-    let plans = pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?;
+    let mut plans = Vec::new();
+    let mut out_dir = args.out.clone();
+    let mut max_shards = args.max_shards;
+    for level in levels {
+        let mut flags_overrides = overrides_at(None, &args.flags, level);
+        flags_overrides.replications = None;
+        let mut scenario = plan_scenario(args, &flags_overrides)?;
+        admit(&mut scenario, &args.flags)?;
+        let targets = plan_targets(args, &scenario)?;
+        let replications = args
+            .flags
+            .replications
+            .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
+        let settings = PlanSettings {
+            max_shards: args.max_shards,
+            duration_s: args.duration_s,
+            warmup_s: args.warmup_s,
+            replications,
+        };
+        plan::admit(&scenario, settings)?;
+        max_shards = settings.max_shards;
+        out_dir.get_or_insert_with(|| Path::new("output").join(format!("{}-plan", scenario.name)));
+        plans.extend(pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?);
+    }
+    let out_dir = out_dir.expect("at least one traffic level");
+    let staging = Staging::prepare(&out_dir)?;
     let io =
         |err: std::io::Error| IoFailure::new(&out_dir, format!("cannot write the results: {err}"));
     staging
@@ -324,10 +350,9 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     match plans.iter().find(|plan| plan.answer.is_none()) {
         None => Ok(()),
         Some(plan) => Err(Failed(format!(
-            "no shard count up to {} meets the target{}: {}",
-            settings.max_shards,
+            "no shard count up to {max_shards} meets the target{}: {}",
             if plans.len() > 1 {
-                format!(" with {}", plan.policy)
+                format!(" with {} at traffic ×{}", plan.policy, plan.traffic)
             } else {
                 String::new()
             },
@@ -335,6 +360,22 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
         ))
         .into()),
     }
+}
+
+/// The traffic levels `plan` answers for: each of `--traffic`, else the scenario's own.
+fn traffic_levels(flags: &ScenarioFlags) -> Result<Vec<Option<f64>>, InputError> {
+    let Some(levels) = &flags.traffic else {
+        return Ok(vec![None]);
+    };
+    for (i, level) in levels.iter().enumerate() {
+        if levels[..i].contains(level) {
+            return Err(InputError::flag(
+                "--traffic",
+                format!("lists {level} twice: give each traffic level once"),
+            ));
+        }
+    }
+    Ok(levels.iter().map(|&level| Some(level)).collect())
 }
 
 /// The scenario to plan for: a file, or one built from `--rate` and `--hold-ms`.
@@ -416,7 +457,7 @@ fn baseline_path(args: &CheckArgs, scenario: &Scenario) -> PathBuf {
 fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     let mut scenario = Scenario::load(
         &args.scenario,
-        &overrides(args.shards.as_ref(), &args.flags),
+        &overrides(args.shards.as_ref(), &args.flags)?,
     )?;
     admit(&mut scenario, &args.flags)?;
     let flags = check::Flags {

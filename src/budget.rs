@@ -32,6 +32,10 @@ const TRACE_KEY_BYTES: u64 = 2 * 48;
 const OUTPUT_WINDOW_BYTES: u64 = 200;
 /// Bytes one queued request takes on a calendar, allowing for the heap's doubling.
 pub const QUEUED_BYTES: u64 = 48;
+/// Bytes one copy of a trace line takes while it waits for its jittered time (with the heap's
+/// growth).
+const PENDING_COPY_BYTES: u64 = 64;
+
 /// Bytes one queued request takes on the event-driven pipeline: its job (120 bytes) and links
 /// (8), allowing for the slab's doubling, and its calendar entries (an event and a deadline,
 /// 24 each).
@@ -145,7 +149,15 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     } else {
         0
     };
-    let parts: [(&'static str, u64); 5] = [
+    // A trace's extra copies wait in a heap for up to the jitter (one replay per replication).
+    let copies_waiting = match &scenario.arrivals {
+        ArrivalPlan::Trace(info) if info.traffic.scale > 1.0 => {
+            let waiting = scenario.peak_total_per_s() * info.traffic.jitter as f64 / 1e9 + 1.0;
+            in_flight * waiting.ceil() as u64 * PENDING_COPY_BYTES
+        }
+        ArrivalPlan::Trace(_) | ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
+    };
+    let parts: [(&'static str, u64); 6] = [
         (
             "window_s",
             live_engines * window_bytes + variant_count * windows * OUTPUT_WINDOW_BYTES,
@@ -157,6 +169,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         ("keys.count", live_engines * rows),
         ("arrivals.trace", trace_keys),
         ("duration_s", late_waits),
+        ("arrivals.jitter_ms", copies_waiting),
     ];
     let largest = parts
         .iter()

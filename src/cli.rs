@@ -117,6 +117,11 @@ pub struct ScenarioFlags {
     #[arg(long, value_name = "POLICY,...", value_parser = values::policy, value_delimiter = ',')]
     pub policy: Option<Vec<Policy>>,
 
+    /// What-if traffic instead of the scenario's [arrivals] scale: 2 doubles every rate (a trace
+    /// is replayed with copies; 0.5 thins it). plan takes a list (1,1.5,2) and answers each.
+    #[arg(long, value_name = "SCALE,...", value_parser = values::traffic, value_delimiter = ',')]
+    pub traffic: Option<Vec<f64>>,
+
     /// Independent replications per shard count instead of the scenario's (1 to 10000).
     #[arg(long, value_name = "R", value_parser = values::replications)]
     pub replications: Option<u32>,

@@ -78,6 +78,8 @@ pub struct Plan {
     pub has_machine: bool,
     /// The slot-choice policy.
     pub policy: Policy,
+    /// The what-if traffic scale planned for (1: the scenario's traffic as given).
+    pub traffic: f64,
     /// The targets.
     pub targets: Slo,
     /// How the peak was simulated.
@@ -186,6 +188,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         hold_dist: hold_name(&base.hold),
         has_machine: !base.machine.is_empty(),
         policy: base.policies[0],
+        traffic: base.traffic.scale,
         targets,
         settings,
         answer,

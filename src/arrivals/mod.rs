@@ -2,7 +2,8 @@
 //! the same stream is fed to every shard count (common random numbers).
 //!
 //! - [`synthetic`]: Poisson arrivals at a constant rate or a piecewise-constant profile;
-//! - [`trace`]: a CSV trace, scanned once to validate it and then replayed in streaming chunks.
+//! - [`trace`]: a CSV trace, scanned once to validate it and then replayed in streaming chunks,
+//!   thinned, copied or sped up by the scenario's what-if [`Traffic`].
 //!
 //! Each kind of draw has its own random stream derived from (seed, stream) (see
 //! [`crate::model::random`]), so changing one part of a scenario (say the hold distribution)
@@ -18,6 +19,43 @@ use crate::error::InputError;
 pub use crate::model::random::{SimRng, Stream, stream_rng};
 use crate::model::{Arrival, Policy};
 use crate::scenario::{ArrivalPlan, Scenario};
+
+/// What-if traffic (`[arrivals] scale`, `speed` and `jitter_ms`, or `--traffic`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Traffic {
+    /// Multiplies the likes: every synthetic rate; a trace's arrivals are thinned below 1 (each
+    /// kept with probability `scale`) and copied above it (`⌊scale⌋` copies, one more with
+    /// probability `scale − ⌊scale⌋`).
+    pub scale: f64,
+    /// A trace's clock runs this many times faster (its times are divided by it).
+    pub speed: f64,
+    /// A trace's extra copies arrive up to this long after their original, uniformly.
+    pub jitter: crate::model::SimTime,
+}
+
+impl Traffic {
+    /// The traffic as recorded: nothing scaled or sped up.
+    pub const AS_RECORDED: Traffic = Traffic {
+        scale: 1.0,
+        speed: 1.0,
+        jitter: 1_000_000,
+    };
+
+    /// The time a trace line at `at` arrives after the speed-up (rounded to the nanosecond;
+    /// exact at speed 1).
+    pub fn warp(&self, at: crate::model::SimTime) -> crate::model::SimTime {
+        if self.speed == 1.0 {
+            at
+        } else {
+            (at as f64 / self.speed).round() as crate::model::SimTime
+        }
+    }
+
+    /// How long after its original the latest copy of a trace line may arrive.
+    pub fn reach(&self) -> crate::model::SimTime {
+        if self.scale > 1.0 { self.jitter } else { 0 }
+    }
+}
 
 /// Which per-arrival draws the policy needs (others are skipped to save time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

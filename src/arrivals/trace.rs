@@ -1,16 +1,21 @@
 //! Trace replay. A trace is a CSV file with a header: `t_ms` (required; non-decreasing
 //! milliseconds, fractions allowed), `key` and `user` (optional); other columns are ignored.
 //! [`scan`] reads it once before the run to validate every line and learn its keys and end;
-//! [`TraceReplay`] then streams it in chunks, so a trace is never loaded whole.
+//! [`TraceReplay`] then streams it in chunks, so a trace is never loaded whole. A what-if
+//! [`Traffic`] speeds its clock up (`speed`) and thins or copies its lines (`scale`); copies
+//! arrive a little after their original (`jitter`) and wait in a small heap until no later
+//! line can come before them, so the stream stays in time order.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use csv::{ByteRecord, Reader, ReaderBuilder, Trim};
+use rand::{Rng, RngExt};
 
-use super::{DrawNeeds, SimRng, Stream, stream_rng};
+use super::{DrawNeeds, SimRng, Stream, Traffic, stream_rng};
 use crate::error::InputError;
 use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
 use crate::scenario::Scenario;
@@ -70,38 +75,58 @@ pub struct TraceInfo {
     pub keys: KeyDict,
     /// Whether it has a `user` column.
     pub has_user: bool,
-    /// Number of arrivals.
+    /// Number of lines (arrivals as recorded).
     pub arrivals: u64,
-    /// Time of the last arrival.
+    /// Time of the last line, after the speed-up.
     pub last_at: SimTime,
-    /// Most arrivals in one time-series window.
+    /// Most lines in one time-series window, after the speed-up.
     pub peak_window_arrivals: u64,
+    /// How the trace is replayed: as recorded, or thinned, copied and sped up.
+    pub traffic: Traffic,
     /// The busiest key's share of all arrivals.
     pub hot_key_share: f64,
     /// The busiest key (the first of equals).
     pub hot_key: u32,
 }
 
+impl TraceInfo {
+    /// The arrivals its replay offers, expected: the lines × the traffic scale.
+    pub fn expected_arrivals(&self) -> u64 {
+        (self.arrivals as f64 * self.traffic.scale).round() as u64
+    }
+
+    /// The arrivals in its busiest window, expected: that window's lines × the traffic scale.
+    pub fn peak_window_expected(&self) -> f64 {
+        self.peak_window_arrivals as f64 * self.traffic.scale
+    }
+}
+
 /// Reads the whole trace once, checking every line; `horizon`, when set, must lie after the
-/// last arrival.
+/// last arrival (and its copies' jitter).
 pub fn scan(
     path: &Path,
     window: SimTime,
     horizon: Option<SimTime>,
+    traffic: Traffic,
 ) -> Result<TraceInfo, InputError> {
-    let mut rows = TraceRows::open(path)?;
+    let mut rows = TraceRows::open(path, traffic)?;
     let mut keys = KeyDict::default();
     let mut per_key: Vec<u64> = Vec::new();
     let (mut arrivals, mut last_at) = (0u64, 0);
     let (mut window_index, mut window_arrivals, mut peak_window_arrivals) = (0, 0u64, 0u64);
     while let Some(row) = rows.next_row()? {
-        if let Some(horizon) = horizon.filter(|&h| row.at >= h) {
+        if let Some(horizon) = horizon.filter(|&h| row.at.saturating_add(traffic.reach()) >= h) {
             return Err(InputError::trace(
                 path,
                 row.line,
                 format!(
-                    "t_ms {} is not before duration_s ({} ms); raise duration_s or leave it out",
+                    "t_ms {} (as replayed{}) is not before duration_s ({} ms); raise duration_s or leave it out",
                     crate::model::time::fmt_ms(row.at),
+                    if traffic.reach() > 0 {
+                        ", plus arrivals.jitter_ms for its copies"
+                    } else {
+                        ""
+                    },
                     crate::model::time::fmt_ms(horizon)
                 ),
             ));
@@ -143,6 +168,7 @@ pub fn scan(
         arrivals,
         last_at,
         peak_window_arrivals,
+        traffic,
         hot_key_share: per_key.iter().copied().max().unwrap_or(0) as f64 / arrivals as f64,
         hot_key: per_key
             .iter()
@@ -161,7 +187,18 @@ pub struct TraceReplay<'a> {
     needs: DrawNeeds,
     hold_rng: SimRng,
     slot_rng: SimRng,
+    traffic_rng: SimRng,
+    /// Arrivals read but not yet emitted, earliest first (ties in the order they were made).
+    pending: BinaryHeap<Reverse<Pending>>,
+    /// How many arrivals have been made (the heap's tie-break).
+    made: u64,
+    /// Every later line arrives at or after this: the last line's time, or `SimTime::MAX`
+    /// once the file is read.
+    floor: SimTime,
 }
+
+/// An arrival waiting in the replay's heap: (time, order made, key, user).
+type Pending = (SimTime, u64, u32, u64);
 
 impl<'a> TraceReplay<'a> {
     /// Opens the trace of `info` for `scenario`, from its first line, drawing holds from `seed`.
@@ -172,49 +209,102 @@ impl<'a> TraceReplay<'a> {
         needs: DrawNeeds,
     ) -> Result<Self, InputError> {
         Ok(TraceReplay {
-            rows: TraceRows::open(&info.path)?,
+            rows: TraceRows::open(&info.path, info.traffic)?,
             info,
             hold: scenario.hold.clone(),
             needs,
             hold_rng: stream_rng(seed, Stream::Holds),
             slot_rng: stream_rng(seed, Stream::Slots),
+            traffic_rng: stream_rng(seed, Stream::Traffic),
+            pending: BinaryHeap::new(),
+            made: 0,
+            floor: 0,
         })
     }
 
     /// Replaces `chunk`'s contents with up to `max` next arrivals.
     pub fn fill(&mut self, chunk: &mut Vec<Arrival>, max: usize) -> Result<(), InputError> {
         while chunk.len() < max {
-            let Some(row) = self.rows.next_row()? else {
-                break;
-            };
-            let key = std::str::from_utf8(row.key)
-                .ok()
-                .and_then(|name| self.info.keys.id(name));
-            let Some(key) = key else {
-                return Err(InputError::trace(
-                    &self.info.path,
-                    row.line,
-                    "the trace changed since it was checked",
-                ));
-            };
-            let user = row.user.unwrap_or(NO_USER);
-            let hold = self.hold.sample(&mut self.hold_rng);
-            let random_bits = if self.needs.slot_bits {
-                rand::Rng::next_u64(&mut self.slot_rng)
-            } else {
-                0
-            };
-            chunk.push(Arrival {
-                at: row.at,
-                hold,
-                random_bits,
-                user,
-                key,
-                endpoint: 0,
-            });
+            match self.pending.peek() {
+                Some(&Reverse((at, _, key, user))) if at <= self.floor => {
+                    self.pending.pop();
+                    chunk.push(self.arrival(at, key, user));
+                }
+                _ if self.floor == SimTime::MAX => break,
+                _ => self.read_line()?,
+            }
         }
         Ok(())
     }
+
+    /// Reads the next line into the heap as its copies (none when thinned away).
+    fn read_line(&mut self) -> Result<(), InputError> {
+        let Some(row) = self.rows.next_row()? else {
+            self.floor = SimTime::MAX;
+            return Ok(());
+        };
+        let key = std::str::from_utf8(row.key)
+            .ok()
+            .and_then(|name| self.info.keys.id(name));
+        let Some(key) = key else {
+            return Err(InputError::trace(
+                &self.info.path,
+                row.line,
+                "the trace changed since it was checked",
+            ));
+        };
+        let (at, user) = (row.at, row.user.unwrap_or(NO_USER));
+        self.floor = at;
+        for copy in 0..self.copies() {
+            let (at, user) = if copy == 0 {
+                (at, user)
+            } else {
+                let jitter = self.info.traffic.jitter;
+                let bits = self.traffic_rng.next_u64();
+                let offset = crate::model::random::bounded(bits, jitter + 1);
+                (at + offset, copy_user(user, copy))
+            };
+            self.pending.push(Reverse((at, self.made, key, user)));
+            self.made += 1;
+        }
+        Ok(())
+    }
+
+    /// How many arrivals the next line makes: `⌊scale⌋`, plus one with probability
+    /// `scale − ⌊scale⌋` (no draw when the scale is whole).
+    fn copies(&mut self) -> u64 {
+        let scale = self.info.traffic.scale;
+        let whole = scale.floor();
+        let extra = scale - whole > 0.0 && self.traffic_rng.random::<f64>() < scale - whole;
+        whole as u64 + u64::from(extra)
+    }
+
+    fn arrival(&mut self, at: SimTime, key: u32, user: u64) -> Arrival {
+        let hold = self.hold.sample(&mut self.hold_rng);
+        let random_bits = if self.needs.slot_bits {
+            self.slot_rng.next_u64()
+        } else {
+            0
+        };
+        Arrival {
+            at,
+            hold,
+            random_bits,
+            user,
+            key,
+            endpoint: 0,
+        }
+    }
+}
+
+/// The user of a line's `copy`-th extra copy: another user (a hash of the original and the
+/// copy number), so that `hash-user` spreads copies as it would spread more people.
+fn copy_user(user: u64, copy: u64) -> u64 {
+    if user == NO_USER {
+        return NO_USER;
+    }
+    let mixed = crate::model::rows::mix64(user ^ crate::model::rows::mix64(copy));
+    if mixed == NO_USER { 0 } else { mixed }
 }
 
 /// Where the known columns are.
@@ -241,7 +331,9 @@ struct TraceRows {
     columns: Columns,
     record: ByteRecord,
     line: u64,
+    /// The previous line's time as written (before the speed-up).
     previous_at: SimTime,
+    traffic: Traffic,
 }
 
 /// A reader that fails on a line longer than [`MAX_LINE_BYTES`], so the CSV parser never
@@ -283,7 +375,7 @@ impl<R: Read> Read for LineGuard<R> {
 }
 
 impl TraceRows {
-    fn open(path: &Path) -> Result<Self, InputError> {
+    fn open(path: &Path, traffic: Traffic) -> Result<Self, InputError> {
         let file = File::open(path)
             .map_err(|err| InputError::file(path, format!("cannot read the trace: {err}")))?;
         let is_file = file.metadata().map(|m| m.is_file()).unwrap_or(false);
@@ -319,6 +411,7 @@ impl TraceRows {
             record: ByteRecord::new(),
             line: 1,
             previous_at: 0,
+            traffic,
         })
     }
 
@@ -364,7 +457,7 @@ impl TraceRows {
         };
         Ok(Some(Row {
             line: self.line,
-            at,
+            at: self.traffic.warp(at),
             key,
             user,
         }))

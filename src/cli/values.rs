@@ -82,6 +82,16 @@ pub fn positive(text: &str) -> Result<f64, String> {
     Ok(value)
 }
 
+/// A what-if traffic scale: more than 0, at most 1000.
+pub fn traffic(text: &str) -> Result<f64, String> {
+    let value = positive(text)?;
+    let max = crate::scenario::MAX_TRAFFIC_FACTOR;
+    if value > max {
+        return Err(format!("must be at most {max}, got {value}"));
+    }
+    Ok(value)
+}
+
 /// A finite number of at least 0.
 pub fn non_negative(text: &str) -> Result<f64, String> {
     let what = "a finite number ≥ 0";

@@ -40,6 +40,8 @@ pub enum Stream {
     Cpu = 12,
     /// Time outside the database, `[client] overhead` (inside each engine, one per update).
     Overhead = 13,
+    /// How many copies of a trace line arrive, and their jitter (`[arrivals] scale`).
+    Traffic = 14,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

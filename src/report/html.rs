@@ -126,8 +126,17 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
             units::quantity(scenario.peak_offered_per_s())
         ),
     };
+    let traffic = super::terminal::traffic_phrase(scenario);
     let mut text = format!(
-        "{load}; mean hold {}; policy {}; seed {}",
+        "{}{load}; mean hold {}; policy {}; seed {}",
+        if traffic.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{}; ",
+                traffic.trim_start().replacen("at traffic", "traffic", 1)
+            )
+        },
         units::duration(scenario.row_hold_ns().round() as u64),
         scenario.policies_label(),
         scenario.seed

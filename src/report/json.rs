@@ -39,6 +39,10 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String 
         "description": scenario.description,
         "seed": scenario.seed,
         "policy": scenario.policies_label(),
+        "traffic": {
+            "scale": scenario.traffic.scale,
+            "speed": scenario.traffic.speed,
+        },
         "output": output,
         "recommended_shards": recommendation.shards(),
         "smallest_stable_shards": recommendation.stable,

@@ -14,9 +14,10 @@ use super::summary::{compact, describe_slo};
 use super::units;
 
 /// The columns of `plan.csv`, in order.
-pub const PLAN_COLUMNS: [&str; 19] = [
+pub const PLAN_COLUMNS: [&str; 20] = [
     "scenario",
     "policy",
+    "traffic",
     "shards",
     "meets",
     "peak_offered_per_s",
@@ -62,6 +63,7 @@ pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
         write(vec![
             plan.scenario.clone(),
             plan.policy.to_string(),
+            plan.traffic.to_string(),
             row.shards.to_string(),
             evaluation.meets.to_string(),
             decimal(row.peak_offered_per_s, 3),
@@ -89,7 +91,8 @@ pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
         .expect("flushing CSV to memory cannot fail")
 }
 
-/// Renders `plan.json`: one plan's document, or `{"plans": [...]}` with one per policy.
+/// Renders `plan.json`: one plan's document, or `{"plans": [...]}` with one per policy and
+/// traffic level.
 pub fn plan_json(plans: &[Plan]) -> String {
     let document = match plans {
         [one] => plan_document(one),
@@ -142,6 +145,7 @@ fn plan_document(plan: &Plan) -> Value {
         "mean_hold_ms": plan.mean_hold_ms,
         "hold_dist": plan.hold_dist,
         "policy": plan.policy.to_string(),
+        "traffic": plan.traffic,
         "targets": {
             "p99_ms": plan.targets.p99_ns.map(ms),
             "p999_ms": plan.targets.p999_ns.map(ms),
@@ -166,10 +170,62 @@ fn plan_document(plan: &Plan) -> Value {
     })
 }
 
-/// Renders every plan's answer and evidence for the terminal, one block per plan.
+/// Renders every plan's answer and evidence for the terminal, one block per plan, then —
+/// with several traffic levels — the answers side by side.
 pub fn render(plans: &[Plan]) -> String {
     let blocks: Vec<String> = plans.iter().map(render_one).collect();
-    blocks.join("\n")
+    let mut out = blocks.join("\n");
+    if plans.iter().any(|plan| plan.traffic != plans[0].traffic) {
+        out.push('\n');
+        out.push_str(&render_traffic_table(plans));
+    }
+    out
+}
+
+/// The shard count each traffic level needs, one row per level and one column per policy.
+fn render_traffic_table(plans: &[Plan]) -> String {
+    let mut policies: Vec<crate::model::Policy> = Vec::new();
+    let mut levels: Vec<(f64, f64)> = Vec::new();
+    for plan in plans {
+        if !policies.contains(&plan.policy) {
+            policies.push(plan.policy);
+        }
+        if !levels.iter().any(|&(traffic, _)| traffic == plan.traffic) {
+            levels.push((plan.traffic, plan.peak_per_s));
+        }
+    }
+    let width = |policy: &crate::model::Policy| policy.name().len().max(6);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "shards needed per traffic level ({}):",
+        describe_slo(&plans[0].targets)
+    );
+    let _ = write!(out, "{:>8}  {:>9}", "traffic", "peak/s");
+    for policy in &policies {
+        let _ = write!(out, "  {:>w$}", policy.name(), w = width(policy));
+    }
+    out.push('\n');
+    for (traffic, peak) in levels {
+        let _ = write!(
+            out,
+            "{:>8}  {:>9}",
+            format!("×{}", compact(traffic)),
+            units::quantity(peak)
+        );
+        for policy in &policies {
+            let answer = plans
+                .iter()
+                .find(|p| p.traffic == traffic && p.policy == *policy)
+                .map_or("—".to_owned(), |p| {
+                    p.answer
+                        .map_or(format!("> {}", p.settings.max_shards), |n| n.to_string())
+                });
+            let _ = write!(out, "  {:>w$}", answer, w = width(policy));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Renders one plan's answer and its evidence.
@@ -177,8 +233,13 @@ fn render_one(plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "plan for {}: peak {}/s, mean hold {} ms ({}{}), policy {}",
+        "plan for {}{}: peak {}/s, mean hold {} ms ({}{}), policy {}",
         plan.scenario,
+        if plan.traffic == 1.0 {
+            String::new()
+        } else {
+            format!(" at traffic ×{}", compact(plan.traffic))
+        },
         units::quantity(plan.peak_per_s),
         compact(plan.mean_hold_ms),
         plan.hold_dist,

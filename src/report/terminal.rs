@@ -93,8 +93,9 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         _ => format!("{} increments over ", count(arrivals)),
     };
     let mut line = format!(
-        "{}: {amount}{} s ({load}), mean hold {} ms{}, policy {}, seed {}",
+        "{}{}: {amount}{} s ({load}), mean hold {} ms{}, policy {}, seed {}",
         scenario.name,
+        traffic_phrase(scenario),
         compact(scenario.duration_s()),
         compact(scenario.row_hold_ns() / 1e6),
         machine_phrase(scenario),
@@ -117,6 +118,19 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         policy_table(&mut out, scenario, group, colour);
     }
     out
+}
+
+/// " at traffic ×2" (and a trace's speed-up) when the what-if traffic changes the arrivals.
+pub fn traffic_phrase(scenario: &Scenario) -> String {
+    let traffic = scenario.traffic;
+    let mut phrase = String::new();
+    if traffic.scale != 1.0 {
+        let _ = write!(phrase, " at traffic ×{}", compact(traffic.scale));
+    }
+    if traffic.speed != 1.0 && matches!(scenario.arrivals, crate::scenario::ArrivalPlan::Trace(_)) {
+        let _ = write!(phrase, ", trace sped up ×{}", compact(traffic.speed));
+    }
+    phrase
 }
 
 /// One policy's table, its reading and its behaviours' tables.

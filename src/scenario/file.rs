@@ -173,6 +173,14 @@ pub struct ArrivalsTable {
     pub think_ms: Option<f64>,
     /// Closed loop: `constant` (default) or `exponential` think times.
     pub think_dist: Option<ThinkDist>,
+    /// What-if traffic: multiplies every rate (`rate_per_s`, each profile segment); a trace
+    /// is thinned below 1 and replayed with extra copies above it. Default 1.
+    pub scale: Option<f64>,
+    /// A trace's clock runs this many times faster (2 halves its duration). Default 1.
+    pub speed: Option<f64>,
+    /// A trace's extra copies (`scale` > 1) arrive up to this many ms after their original,
+    /// uniformly. Default 1.
+    pub jitter_ms: Option<f64>,
 }
 
 /// How think times are distributed.

@@ -17,10 +17,10 @@ use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
 pub use file::ScenarioFile;
-pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S};
+pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
 
 /// Values from the command line that replace the scenario's.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `--shards`: the shard counts.
     pub shards: Option<Vec<u32>>,
@@ -34,6 +34,8 @@ pub struct Overrides {
     pub event_path: bool,
     /// `--calibration`: a calibration's sections, added where the scenario has none.
     pub calibration: Option<std::path::PathBuf>,
+    /// `--traffic`: the what-if traffic scale instead of `[arrivals] scale`.
+    pub traffic: Option<f64>,
 }
 
 /// A validated scenario, in simulation units.
@@ -59,8 +61,10 @@ pub struct Scenario {
     pub horizon: SimTime,
     /// The hold-time distribution.
     pub hold: HoldDist,
-    /// Where arrivals come from.
+    /// Where arrivals come from (with the what-if traffic applied).
     pub arrivals: ArrivalPlan,
+    /// The what-if traffic: how the arrivals were scaled (and a trace sped up).
+    pub traffic: crate::arrivals::Traffic,
     /// Synthetic keys (a trace names its own keys).
     pub keys: KeyPlan,
     /// Size of the synthetic user population.
@@ -280,9 +284,7 @@ impl Scenario {
                 .iter()
                 .map(|segment| segment.rate_per_s)
                 .fold(0.0, f64::max),
-            ArrivalPlan::Trace(info) => {
-                info.peak_window_arrivals as f64 / (self.window as f64 / 1e9)
-            }
+            ArrivalPlan::Trace(info) => info.peak_window_expected() / (self.window as f64 / 1e9),
             ArrivalPlan::Closed(closed) => closed.max_rate_per_s(self.unqueued_response_ns()),
         }
     }
@@ -322,7 +324,7 @@ impl Scenario {
         }
     }
 
-    /// Expected number of arrivals: the profile's integral, or the trace's line count.
+    /// Expected number of arrivals: the profile's integral, or the trace's lines × its scale.
     pub fn expected_arrivals(&self) -> u64 {
         match &self.arrivals {
             ArrivalPlan::Poisson { segments } => {
@@ -337,7 +339,7 @@ impl Scenario {
                     .sum();
                 total.round() as u64
             }
-            ArrivalPlan::Trace(info) => info.arrivals,
+            ArrivalPlan::Trace(info) => info.expected_arrivals(),
             // At most: every client cycling without ever waiting.
             ArrivalPlan::Closed(closed) => (closed.max_rate_per_s(self.unqueued_response_ns())
                 * self.duration_s())

@@ -124,7 +124,10 @@ pub(super) fn resolve(
             "missing: add an [arrivals] table with rate_per_s, profile or trace".into(),
         )
     })?;
-    let (arrivals, horizon) = resolve_arrivals(path, &arrivals_table, file.duration_s, window)?;
+    let traffic =
+        resolve_traffic(&arrivals_table, overrides.traffic).map_err(|(field, m)| err(&field, m))?;
+    let (arrivals, horizon) =
+        resolve_arrivals(path, &arrivals_table, file.duration_s, window, traffic)?;
     if horizon < MIN_HORIZON_NS {
         return Err(err(
             "duration_s",
@@ -221,6 +224,7 @@ pub(super) fn resolve(
         horizon,
         hold,
         arrivals,
+        traffic,
         keys,
         users,
         slo,
@@ -259,6 +263,15 @@ fn resolved_file(
             tries: Some(scenario.skip_locked.tries),
             try_ms: Some(scenario.skip_locked.try_ns as f64 / 1e6),
         });
+    if let Some(arrivals) = file.arrivals.as_mut()
+        && !matches!(scenario.arrivals, ArrivalPlan::Closed(_))
+    {
+        arrivals.scale = Some(scenario.traffic.scale);
+        if is_trace {
+            arrivals.speed = Some(scenario.traffic.speed);
+            arrivals.jitter_ms = Some(scenario.traffic.jitter as f64 / 1e6);
+        }
+    }
     file.window_s = Some(window_s);
     file.replications = Some(scenario.replications);
     file.warmup_s = Some(warmup_s);
@@ -549,11 +562,105 @@ pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
     })
 }
 
+/// Most a what-if `scale` or `speed` may multiply the traffic by.
+pub const MAX_TRAFFIC_FACTOR: f64 = 1000.0;
+/// Longest jitter of a trace's extra copies, ms.
+pub const MAX_JITTER_MS: f64 = 1000.0;
+
+/// The what-if traffic: `--traffic` (else `[arrivals] scale`), `speed` and `jitter_ms`.
+fn resolve_traffic(
+    table: &ArrivalsTable,
+    traffic: Option<f64>,
+) -> Result<crate::arrivals::Traffic, FieldError> {
+    let field = |name: &str| format!("arrivals.{name}");
+    let scale = match traffic {
+        Some(scale) => number(scale, Min::Above(0.0), MAX_TRAFFIC_FACTOR)
+            .map_err(|m| ("--traffic".to_owned(), m))?,
+        None => number(
+            table.scale.unwrap_or(1.0),
+            Min::Above(0.0),
+            MAX_TRAFFIC_FACTOR,
+        )
+        .map_err(|m| (field("scale"), m))?,
+    };
+    let speed = number(
+        table.speed.unwrap_or(1.0),
+        Min::Above(0.0),
+        MAX_TRAFFIC_FACTOR,
+    )
+    .map_err(|m| (field("speed"), m))?;
+    let jitter_ms = number(
+        table.jitter_ms.unwrap_or(1.0),
+        Min::AtLeast(0.0),
+        MAX_JITTER_MS,
+    )
+    .map_err(|m| (field("jitter_ms"), m))?;
+    let is_trace = table.trace.is_some();
+    if !is_trace && (table.speed.is_some() || table.jitter_ms.is_some()) {
+        let name = if table.speed.is_some() {
+            "speed"
+        } else {
+            "jitter_ms"
+        };
+        return Err((
+            field(name),
+            "speeds up or copies a trace: with rate_per_s or a profile, set the rates (and scale) instead".into(),
+        ));
+    }
+    if table.clients.is_some() && scale != 1.0 {
+        return Err((
+            if traffic.is_some() {
+                "--traffic".into()
+            } else {
+                field("scale")
+            },
+            "a closed loop's traffic follows its clients and rows: change arrivals.clients instead"
+                .into(),
+        ));
+    }
+    Ok(crate::arrivals::Traffic {
+        scale,
+        speed,
+        jitter: ms_f64_to_ns(jitter_ms),
+    })
+}
+
 fn resolve_arrivals(
     path: &Path,
     table: &ArrivalsTable,
     duration_s: Option<f64>,
     window: SimTime,
+    traffic: crate::arrivals::Traffic,
+) -> Result<(ArrivalPlan, SimTime), InputError> {
+    let (mut plan, horizon) = recorded_arrivals(path, table, duration_s, window, traffic)?;
+    if let ArrivalPlan::Poisson { segments } = &mut plan {
+        for segment in segments.iter_mut() {
+            segment.rate_per_s *= traffic.scale;
+        }
+        if let Some(peak) = segments
+            .iter()
+            .map(|s| s.rate_per_s)
+            .find(|&r| r > MAX_RATE_PER_S)
+        {
+            return Err(InputError::scenario(
+                path,
+                "arrivals.scale",
+                format!(
+                    "makes a rate of {peak:.0}/s, above the limit of {MAX_RATE_PER_S:.0}/s; use a smaller scale"
+                ),
+            ));
+        }
+    }
+    Ok((plan, horizon))
+}
+
+/// The arrivals as the scenario states them (a trace is scanned with its speed-up).
+fn recorded_arrivals(
+    path: &Path,
+    table: &ArrivalsTable,
+    duration_s: Option<f64>,
+    window: SimTime,
+    traffic: crate::arrivals::Traffic,
 ) -> Result<(ArrivalPlan, SimTime), InputError> {
     let err = |field: &str, message: String| InputError::scenario(path, field, message);
     let given = [
@@ -620,8 +727,9 @@ fn resolve_arrivals(
     }
     let trace_path = path.parent().unwrap_or(Path::new(".")).join(trace_name);
     let explicit_horizon = duration.map(s_f64_to_ns);
-    let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon)?;
-    let horizon = explicit_horizon.unwrap_or((info.last_at / window + 1) * window);
+    let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon, traffic)?;
+    let last = info.last_at + traffic.reach();
+    let horizon = explicit_horizon.unwrap_or((last / window + 1) * window);
     Ok((ArrivalPlan::Trace(info), horizon))
 }
 

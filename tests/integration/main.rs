@@ -17,3 +17,4 @@ mod queueing;
 mod reports;
 mod robustness;
 mod scenarios;
+mod traffic;
