@@ -10,18 +10,20 @@ use anyhow::Context;
 use crate::budget;
 use crate::check::{self, Tolerances};
 use crate::cli::{
-    CalibrateArgs, CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, PlanArgs, RunArgs,
-    ScenarioFlags, ValidateArgs,
+    CalibrateArgs, CheckArgs, Cli, ColorWhen, Command, Format, HoldShape, MergeArgs, PlanArgs,
+    RunArgs, ScenarioFlags, ValidateArgs,
 };
 use crate::error::{Failed, InputError, IoFailure};
 use crate::model::time::ms_f64_to_ns;
 use crate::model::{NoEvents, ShardRun};
+use crate::partition::Partition;
 use crate::plan::{self, PlanSettings};
 use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::Staging;
 use crate::report::summary::describe_slo;
 use crate::report::{self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal};
+use crate::scenario::grid::Grid;
 use crate::scenario::{ArrivalPlan, MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
 
@@ -39,6 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Check(args) => check_baseline(&args),
         Command::Calibrate(args) => calibrate_database(&args),
         Command::Validate(args) => validate_calibration(&args),
+        Command::Merge(args) => merge_slices(&args),
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(args.shell, &mut command, "shardsim", &mut std::io::stdout());
@@ -143,10 +146,24 @@ fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Resul
 }
 
 fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
-    let mut scenario = Scenario::load(
-        &args.scenario,
-        &overrides(args.shards.as_ref(), &args.flags)?,
-    )?;
+    let overrides = overrides(args.shards.as_ref(), &args.flags)?;
+    let partition = args
+        .partition
+        .as_deref()
+        .map(|text| Partition::parse(text, &|name| std::env::var(name).ok()))
+        .transpose()?;
+    let mut grid = Scenario::load_grid(&args.scenario, &overrides)?;
+    if grid.is_sweep() {
+        return run_grid(args, grid, partition, &overrides);
+    }
+    if partition.is_some() {
+        return Err(InputError::flag(
+            "--partition",
+            "splits the configurations of a [sweep]; this scenario has one configuration",
+        )
+        .into());
+    }
+    let mut scenario = grid.configurations.remove(0).scenario;
     admit(&mut scenario, &args.flags)?;
     let out_dir = args
         .out
@@ -187,6 +204,54 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// Runs a `[sweep]` grid (or the partition's slice of it).
+fn run_grid(
+    args: &RunArgs,
+    mut grid: Grid,
+    partition: Option<Partition>,
+    overrides: &Overrides,
+) -> anyhow::Result<()> {
+    if args.events {
+        return Err(InputError::flag(
+            "--events",
+            "a sweep writes no events.csv; run one configuration as its own scenario for them",
+        )
+        .into());
+    }
+    for configuration in &mut grid.configurations {
+        admit(&mut configuration.scenario, &args.flags)?;
+    }
+    let text = std::fs::read_to_string(&args.scenario).map_err(|err| {
+        InputError::file(&args.scenario, format!("cannot read the scenario: {err}"))
+    })?;
+    let name = grid.configurations[0].scenario.name.clone();
+    let out_dir = args.out.clone().unwrap_or_else(|| match partition {
+        Some(p) => Path::new("output").join(format!("{name}-slice-{}-of-{}", p.slice, p.slices)),
+        None => Path::new("output").join(&name),
+    });
+    if matches!(args.format, Some(Format::Json)) {
+        return Err(InputError::flag(
+            "--format",
+            "a sweep prints its grid as a table; its results are in sweep.csv and summary.csv",
+        )
+        .into());
+    }
+    let run = crate::grid::GridRun {
+        text: &text,
+        overrides: format!("{overrides:?}"),
+        partition,
+        out_dir: &out_dir,
+        print: output_format(args.format, args.flags.quiet).is_some(),
+        no_fail: args.no_fail,
+    };
+    let pool = thread_pool(&args.flags)?;
+    pool.install(|| crate::grid::run(&grid, &run))
+}
+
+fn merge_slices(args: &MergeArgs) -> anyhow::Result<()> {
+    crate::grid::merge(&args.parts, &args.out, !args.quiet)
 }
 
 /// Runs every replication, streaming the first one's `events.csv` into the staging folder when

@@ -35,8 +35,27 @@ pub enum Command {
     /// Measure loads the calibration did not fit and compare each with its prediction; exit 1
     /// when a point is outside the tolerance.
     Validate(ValidateArgs),
+    /// Join the slices of a partitioned sweep (run --partition K/M) into the output one run
+    /// would have written.
+    Merge(MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
     Completions(CompletionArgs),
+}
+
+/// Flags of `shardsim merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The slices' output folders, one per slice, in any order.
+    #[arg(required = true, value_name = "PART_DIR")]
+    pub parts: Vec<PathBuf>,
+
+    /// The merged output folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `shardsim validate`.
@@ -185,6 +204,12 @@ pub struct RunArgs {
     /// Also write events.csv with every increment (for small traces; first replication).
     #[arg(long)]
     pub events: bool,
+
+    /// Run only slice K of M of a [sweep]'s configurations (e.g. 3/8), or take K and M from
+    /// a job array: auto (Slurm's SLURM_ARRAY_TASK_ID/COUNT, or Kubernetes'
+    /// JOB_COMPLETION_INDEX with auto/M or SHARDSIM_PARTITIONS). Join slices with merge.
+    #[arg(long, value_name = "K/M|auto")]
+    pub partition: Option<String>,
 
     /// What to print on standard output: an aligned table, or the summary as JSON for scripts.
     #[arg(long, value_enum)]

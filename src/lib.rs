@@ -11,9 +11,11 @@
 //! - [`check`]: a summary against a committed baseline (regression gates);
 //! - [`budget`]: what a run will cost in memory and work, checked before it starts;
 //! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
+//! - [`grid`] and [`partition`]: a `[sweep]` grid's configurations run in parallel, split into
+//!   slices for a job array and merged back;
 //! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
 //!   terminal table;
-//! - [`theory`]: exact queueing results (Erlang C, M/D/1) to check and explain the numbers;
+//! - [`theory`]: exact queueing results (Erlang C, M/D/1, M/D/c) to check and explain the numbers;
 //! - [`progress`]: progress bars while a sweep runs;
 //! - [`cli`] and [`app`]: the command line and the orchestration behind it.
 //!
@@ -39,8 +41,10 @@ pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod grid;
 pub mod interrupt;
 pub mod model;
+pub mod partition;
 pub mod plan;
 pub mod progress;
 pub mod report;

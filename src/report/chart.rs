@@ -183,6 +183,11 @@ fn render_policy(
 /// What each chart shows and how to read it, and the files with its data.
 fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
     match name {
+        "sweep" => (
+            "The sweep at a glance: the shard count each configuration needs (the smallest meeting the target, \
+             or the smallest stable one without a target), darker for more; \"none\" where no simulated count does.",
+            &["sweep.csv"],
+        ),
         "validation" => (
             "Each validation point's predicted throughput against the measured one: on the dashed diagonal the model is exact; open streams that collapsed are crosses.",
             &["validation.csv"],
@@ -1715,5 +1720,234 @@ mod tests {
         let thinned = thin(points);
         assert_eq!(thinned.len(), 1500);
         assert!(thinned.iter().all(|p| p.1 >= 1.0));
+    }
+}
+
+/// The sweep's charts (see [`super::grid`]): per policy, a heat map of the recommended shard
+/// count over two swept fields (`sweep`, or `sweep-<policy>` with several policies); over one
+/// swept field, one chart with a line per policy. None for three or more fields (the terminal's
+/// list and `sweep.csv` hold them).
+pub fn sweep_charts(
+    fields: &[String],
+    rows: &[super::grid::SweepRow],
+) -> Result<Vec<Chart>, String> {
+    register_bundled_font();
+    let policies = super::grid::policies(rows);
+    match fields.len() {
+        1 => Ok(vec![render("sweep", &SweepLineFigure { fields, rows })?]),
+        2 => policies
+            .iter()
+            .map(|policy| {
+                let mut chart = render(
+                    "sweep",
+                    &HeatFigure {
+                        fields,
+                        rows,
+                        policy,
+                    },
+                )?;
+                if policies.len() > 1 {
+                    chart.name = format!("sweep-{policy}");
+                }
+                Ok(chart)
+            })
+            .collect(),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// A heat map of one policy's recommended shard count over two swept fields.
+struct HeatFigure<'a> {
+    fields: &'a [String],
+    rows: &'a [super::grid::SweepRow],
+    policy: &'a str,
+}
+figure!(HeatFigure);
+
+impl HeatFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let of: Vec<&super::grid::SweepRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.policy == self.policy)
+            .collect();
+        let across = super::grid::distinct(of.iter().map(|r| r.values[1].as_str()));
+        let down = super::grid::distinct(of.iter().map(|r| r.values[0].as_str()));
+        let counts: Vec<u32> = of.iter().filter_map(|r| r.recommended).collect();
+        let low = counts.iter().copied().min().unwrap_or(1).max(1);
+        let high = counts.iter().copied().max().unwrap_or(1).max(low);
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                format!(
+                    "shards recommended by {} against {} (policy {})",
+                    self.fields[0], self.fields[1], self.policy
+                ),
+                (FONT, 30),
+            )
+            .margin(20)
+            .x_label_area_size(64)
+            .y_label_area_size(100)
+            // A segmented range `0..n` has n + 1 segments, one per integer of `0..=n`.
+            .build_cartesian_2d(
+                (0..across.len() as i32 - 1).into_segmented(),
+                (0..down.len() as i32 - 1).into_segmented(),
+            )?;
+        let label = |values: &[String], v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(self.fields[1].as_str())
+            .y_desc(self.fields[0].as_str())
+            .x_label_formatter(&|v| label(&across, v))
+            .y_label_formatter(&|v| label(&down, v))
+            .x_labels(across.len() + 1)
+            .y_labels(down.len() + 1)
+            .label_style((FONT, 18))
+            .axis_desc_style((FONT, 22))
+            .draw()?;
+        for (x, across_value) in across.iter().enumerate() {
+            for (y, down_value) in down.iter().enumerate() {
+                let Some(row) = of
+                    .iter()
+                    .find(|r| r.values[0] == *down_value && r.values[1] == *across_value)
+                else {
+                    continue;
+                };
+                let (x, y) = (x as i32, y as i32);
+                let (fill, text) = match row.recommended {
+                    Some(n) => {
+                        let share = if high > low {
+                            (f64::from(n).log2() - f64::from(low).log2())
+                                / (f64::from(high).log2() - f64::from(low).log2())
+                        } else {
+                            0.5
+                        };
+                        (heat_colour(share), n.to_string())
+                    }
+                    None => (RGBColor(220, 220, 220), "none".to_owned()),
+                };
+                chart.draw_series(std::iter::once(Rectangle::new(
+                    [
+                        (SegmentValue::Exact(x), SegmentValue::Exact(y)),
+                        (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
+                    ],
+                    fill.filled(),
+                )))?;
+                let ink = if luminance(fill) < 0.5 { WHITE } else { BLACK };
+                let style = TextStyle::from((FONT, 22).into_font()).color(&ink).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    ),
+                );
+                chart.draw_series(std::iter::once(Text::new(
+                    text,
+                    (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
+                    style,
+                )))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A sequential colour from pale yellow (`share` 0: the fewest shards) to dark blue (1: the
+/// most), through green (viridis-like, readable in grey).
+fn heat_colour(share: f64) -> RGBColor {
+    const STOPS: [(f64, (f64, f64, f64)); 4] = [
+        (0.0, (253.0, 231.0, 37.0)),
+        (0.35, (94.0, 201.0, 98.0)),
+        (0.7, (33.0, 145.0, 140.0)),
+        (1.0, (59.0, 82.0, 139.0)),
+    ];
+    let share = share.clamp(0.0, 1.0);
+    let upper = STOPS
+        .iter()
+        .position(|&(at, _)| at >= share)
+        .unwrap_or(3)
+        .max(1);
+    let (a_at, a) = STOPS[upper - 1];
+    let (b_at, b) = STOPS[upper];
+    let t = (share - a_at) / (b_at - a_at);
+    let mix = |x: f64, y: f64| (x + (y - x) * t).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn luminance(colour: RGBColor) -> f64 {
+    (0.299 * f64::from(colour.0) + 0.587 * f64::from(colour.1) + 0.114 * f64::from(colour.2))
+        / 255.0
+}
+
+/// The recommended shard count against one swept field, one line per policy.
+struct SweepLineFigure<'a> {
+    fields: &'a [String],
+    rows: &'a [super::grid::SweepRow],
+}
+figure!(SweepLineFigure);
+
+impl SweepLineFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let values = super::grid::distinct(self.rows.iter().map(|r| r.values[0].as_str()));
+        let policies = super::grid::policies(self.rows);
+        let mut legend = Legend::default();
+        for (i, policy) in policies.iter().enumerate() {
+            legend.add(
+                format!("policy {policy}"),
+                Mark::Line(PALETTE[i % PALETTE.len()]),
+            );
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let counts: Vec<u32> = self.rows.iter().filter_map(|r| r.recommended).collect();
+        let y = shard_range(&counts);
+        let mut chart = ChartBuilder::on(&plot_area)
+            .caption(
+                format!("shards recommended against {}", self.fields[0]),
+                (FONT, 30),
+            )
+            .margin(20)
+            .x_label_area_size(64)
+            .y_label_area_size(100)
+            .build_cartesian_2d((0..values.len() as i32 - 1).into_segmented(), y)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.fields[0].as_str())
+            .y_desc("shards recommended (log scale; none meeting: left out)")
+            .x_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .y_label_formatter(&|v| shard_label(*v))
+            .x_labels(values.len() + 1)
+            .label_style((FONT, 18))
+            .axis_desc_style((FONT, 22))
+            .bold_line_style(RGBColor(210, 210, 210))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, policy) in policies.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let points: Vec<(SegmentValue<i32>, f64)> = values
+                .iter()
+                .enumerate()
+                .filter_map(|(x, value)| {
+                    self.rows
+                        .iter()
+                        .find(|r| r.policy == *policy && r.values[0] == *value)
+                        .and_then(|r| r.recommended)
+                        .map(|n| (SegmentValue::CenterOf(x as i32), f64::from(n).log2()))
+                })
+                .collect();
+            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+            chart.draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 6, colour.filled())),
+            )?;
+        }
+        legend.draw(&legend_area)
     }
 }

@@ -60,6 +60,10 @@ pub struct ScenarioFile {
     pub machine: Option<MachineTable>,
     /// The WAL flush every commit waits for.
     pub wal: Option<WalTable>,
+    /// A grid sweep: scenario fields by path (`"hold.ms"`, `"arrivals.scale"`, `policy`) and the
+    /// values to try; every combination is run as its own configuration (see
+    /// [`super::grid`]).
+    pub sweep: Option<toml::Table>,
 }
 
 /// `policy`: one policy (`policy = "random"`) or several (`policy = ["earliest-free",

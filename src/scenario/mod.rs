@@ -5,6 +5,7 @@
 
 mod behaviours;
 pub mod file;
+pub mod grid;
 mod include;
 mod machine;
 mod validate;
@@ -198,11 +199,37 @@ impl Scenario {
     }
 
     /// Parses and validates scenario text; `path` names it in errors and anchors a relative
-    /// trace path.
+    /// trace path. A scenario with a `[sweep]` is refused: see [`Scenario::parse_grid`].
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
         let text = include::merged(path, text, overrides.calibration.as_deref())?;
         let file = validate::parse(path, &text)?;
+        if file.sweep.is_some() {
+            return Err(InputError::scenario(
+                path,
+                "sweep",
+                "this command takes one configuration; shardsim run and shardsim plan expand a [sweep]",
+            ));
+        }
         validate::resolve(path, file, overrides)
+    }
+
+    /// Reads a scenario file and expands its `[sweep]` (if any) into every configuration.
+    pub fn load_grid(path: &Path, overrides: &Overrides) -> Result<grid::Grid, InputError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| InputError::file(path, format!("cannot read the scenario: {err}")))?;
+        Scenario::parse_grid(path, &text, overrides)
+    }
+
+    /// Parses scenario text and expands its `[sweep]` (if any) into every configuration, each
+    /// validated as a scenario of its own.
+    pub fn parse_grid(
+        path: &Path,
+        text: &str,
+        overrides: &Overrides,
+    ) -> Result<grid::Grid, InputError> {
+        let text = include::merged(path, text, overrides.calibration.as_deref())?;
+        let file = validate::parse(path, &text)?;
+        grid::expand(path, file, overrides)
     }
 
     /// The engines of a sweep, per policy in the scenario's order: every static shard count,

@@ -9,6 +9,7 @@ mod common;
 mod database;
 mod determinism;
 mod fuzzing;
+mod grid;
 mod machine;
 mod model;
 mod planning;

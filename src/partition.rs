@@ -1,0 +1,435 @@
+//! Partitions: a grid sweep too big for one machine runs as M slices — the tasks of a job
+//! array on Slurm or a Kubernetes Indexed Job — and `shardsim merge` joins them.
+//!
+//! Slice K of M holds the configurations whose grid index is K − 1 modulo M: a stable
+//! assignment that depends on nothing but the grid (not on threads, machines or timing), and
+//! that spreads neighbouring, similarly expensive configurations over the slices. A slice's
+//! folder holds its configurations' CSV rows and `partition.json`, which names the scenario
+//! (by a fingerprint of its text and the command line's overrides), the seed, the shardsim
+//! version, the slice and how many rows each configuration wrote, so the merge can refuse
+//! slices that do not belong together and put every row back in grid order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::report::grid::ConfigBlock;
+
+/// The manifest's file name in a slice's folder.
+pub const MANIFEST: &str = "partition.json";
+
+/// Slice `slice` (1-based) of `slices`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// Which slice, 1 … `slices`.
+    pub slice: usize,
+    /// How many slices.
+    pub slices: usize,
+}
+
+/// Most slices a grid may be split into.
+pub const MAX_SLICES: usize = 1_000_000;
+
+impl Partition {
+    /// Parses `K/M`, or `auto` (`auto/M`) from a scheduler's environment, looked up by `env`:
+    /// Slurm's `SLURM_ARRAY_TASK_ID` (less `SLURM_ARRAY_TASK_MIN`, default 0) and
+    /// `SLURM_ARRAY_TASK_COUNT`, or Kubernetes' `JOB_COMPLETION_INDEX` (0-based) with the count
+    /// from `auto/M` or `SHARDSIM_PARTITIONS`.
+    pub fn parse(
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Partition, InputError> {
+        let flag = |message: String| InputError::flag("--partition", message);
+        let number = |name: &str, value: &str| -> Result<usize, InputError> {
+            value
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| flag(format!("{name} is {value:?}, not a whole number")))
+        };
+        let (slice, slices) = if let Some(rest) = text.strip_prefix("auto") {
+            let count = match rest.strip_prefix('/') {
+                Some(m) => Some(number("the count after auto/", m)?),
+                None if rest.is_empty() => None,
+                None => return Err(flag(format!("{text:?} is not K/M, auto or auto/M"))),
+            };
+            if let Some(id) = env("SLURM_ARRAY_TASK_ID") {
+                let id = number("SLURM_ARRAY_TASK_ID", &id)?;
+                let min = env("SLURM_ARRAY_TASK_MIN")
+                    .map(|m| number("SLURM_ARRAY_TASK_MIN", &m))
+                    .transpose()?
+                    .unwrap_or(0);
+                let total = match (count, env("SLURM_ARRAY_TASK_COUNT")) {
+                    (Some(m), _) => m,
+                    (None, Some(m)) => number("SLURM_ARRAY_TASK_COUNT", &m)?,
+                    (None, None) => {
+                        return Err(flag(
+                            "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; use auto/M".into(),
+                        ));
+                    }
+                };
+                (
+                    id.checked_sub(min).map(|k| k + 1).ok_or_else(|| {
+                        flag(format!(
+                            "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                        ))
+                    })?,
+                    total,
+                )
+            } else if let Some(index) = env("JOB_COMPLETION_INDEX") {
+                let index = number("JOB_COMPLETION_INDEX", &index)?;
+                let total = match (count, env("SHARDSIM_PARTITIONS")) {
+                    (Some(m), _) => m,
+                    (None, Some(m)) => number("SHARDSIM_PARTITIONS", &m)?,
+                    (None, None) => {
+                        return Err(flag(
+                            "JOB_COMPLETION_INDEX is set but not the count: use auto/M or set SHARDSIM_PARTITIONS to the Job's completions".into(),
+                        ));
+                    }
+                };
+                (index + 1, total)
+            } else {
+                return Err(flag(
+                    "auto needs a scheduler's task index: SLURM_ARRAY_TASK_ID (Slurm job array) or JOB_COMPLETION_INDEX (Kubernetes Indexed Job); neither is set".into(),
+                ));
+            }
+        } else {
+            let Some((k, m)) = text.split_once('/') else {
+                return Err(flag(format!(
+                    "{text:?} is not K/M (e.g. 3/8), auto or auto/M"
+                )));
+            };
+            (number("K", k)?, number("M", m)?)
+        };
+        if slices == 0 || slices > MAX_SLICES {
+            return Err(flag(format!(
+                "the slice count must be from 1 to {MAX_SLICES}, got {slices}"
+            )));
+        }
+        if slice == 0 || slice > slices {
+            return Err(flag(format!("slice {slice} is outside 1 … {slices}")));
+        }
+        Ok(Partition { slice, slices })
+    }
+
+    /// Whether this slice holds the configuration at grid position `index`.
+    pub fn holds(&self, index: usize) -> bool {
+        index % self.slices == self.slice - 1
+    }
+}
+
+/// What a slice's folder holds, in `partition.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The shardsim version that wrote it.
+    pub shardsim: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// A fingerprint of the scenario's text (with includes) and the command line's overrides.
+    pub fingerprint: String,
+    /// The seed.
+    pub seed: u64,
+    /// Which slice, 1-based.
+    pub slice: usize,
+    /// How many slices.
+    pub slices: usize,
+    /// The grid's configurations in all.
+    pub configurations: usize,
+    /// The swept fields.
+    pub fields: Vec<String>,
+    /// How a configuration's recommendation is chosen (for the merged terminal grid).
+    pub target: String,
+    /// Shard counts per configuration.
+    pub shard_counts: usize,
+    /// The configurations it holds, with how many lines each wrote to each file.
+    pub held: Vec<Held>,
+}
+
+/// One configuration of a slice: its grid index and its line counts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Grid index.
+    pub index: usize,
+    /// Rows in `summary.csv`.
+    pub summary: usize,
+    /// Rows in `timeseries.csv`.
+    pub timeseries: usize,
+    /// Rows in `sweep.csv`.
+    pub sweep: usize,
+}
+
+/// A stable 64-bit fingerprint of `parts` (FNV-1a), as hex.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &byte in part.as_bytes().iter().chain(&[0xff]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// A slice's manifest for `blocks`.
+pub fn manifest(head: &Manifest, blocks: &[ConfigBlock]) -> Manifest {
+    let rows = |text: &str| text.lines().count().saturating_sub(1);
+    Manifest {
+        held: blocks
+            .iter()
+            .map(|block| Held {
+                index: block.index,
+                summary: rows(&block.summary),
+                timeseries: rows(&block.timeseries),
+                sweep: block.sweep.lines().count(),
+            })
+            .collect(),
+        ..head.clone()
+    }
+}
+
+/// Every slice's manifest and blocks, checked to belong together and complete.
+#[derive(Debug)]
+pub struct Slices {
+    /// The first slice's manifest (fields, scenario, seed).
+    pub manifest: Manifest,
+    /// Every configuration's block.
+    pub blocks: Vec<ConfigBlock>,
+    /// The first slice's folder (for its `scenario.toml`).
+    pub first: PathBuf,
+}
+
+/// Reads the slices in `folders`: refuses a folder that is not a slice, slices of different
+/// scenarios, seeds, versions or slice counts, a slice given twice and a missing slice.
+pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
+    let mut by_slice: BTreeMap<usize, (PathBuf, Manifest)> = BTreeMap::new();
+    for folder in folders {
+        let manifest = read_manifest(folder)?;
+        if let Some((_, first)) = by_slice.values().next() {
+            let differs = [
+                (first.shardsim != manifest.shardsim, "shardsim version"),
+                (
+                    first.fingerprint != manifest.fingerprint,
+                    "scenario or command line",
+                ),
+                (first.seed != manifest.seed, "seed"),
+                (first.slices != manifest.slices, "slice count"),
+            ];
+            if let Some((_, what)) = differs.iter().find(|(d, _)| *d) {
+                let (first_folder, _) = by_slice.values().next().expect("non-empty");
+                return Err(InputError::file(
+                    folder,
+                    format!(
+                        "is a slice of another run than {} (its {what} differs): merge the slices of one run",
+                        first_folder.display()
+                    ),
+                ));
+            }
+        }
+        if let Some((other, _)) = by_slice.get(&manifest.slice) {
+            return Err(InputError::file(
+                folder,
+                format!(
+                    "holds slice {} of {}, as {} does: give each slice once",
+                    manifest.slice,
+                    manifest.slices,
+                    other.display()
+                ),
+            ));
+        }
+        by_slice.insert(manifest.slice, (folder.clone(), manifest));
+    }
+    let Some((_, (_, head))) = by_slice.iter().next() else {
+        return Err(InputError::flag("merge", "name the slices' folders"));
+    };
+    let head = head.clone();
+    if let Some(missing) = (1..=head.slices).find(|k| !by_slice.contains_key(k)) {
+        return Err(InputError::flag(
+            "merge",
+            format!(
+                "slice {missing} of {} is missing ({} of {} given): merge every slice",
+                head.slices,
+                by_slice.len(),
+                head.slices
+            ),
+        ));
+    }
+    let mut blocks = Vec::with_capacity(head.configurations);
+    for (folder, manifest) in by_slice.values() {
+        blocks.extend(read_blocks(folder, manifest)?);
+    }
+    if blocks.len() != head.configurations {
+        return Err(InputError::flag(
+            "merge",
+            format!(
+                "the slices hold {} configurations, not the grid's {}",
+                blocks.len(),
+                head.configurations
+            ),
+        ));
+    }
+    let first = by_slice.values().next().expect("non-empty").0.clone();
+    Ok(Slices {
+        manifest: head,
+        blocks,
+        first,
+    })
+}
+
+fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
+    let path = folder.join(MANIFEST);
+    let text = std::fs::read_to_string(&path).map_err(|err| {
+        InputError::file(
+            folder,
+            format!("is not a slice's output (cannot read {MANIFEST}: {err}); run shardsim run --partition K/M first"),
+        )
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|err| InputError::file(&path, format!("is not a partition manifest: {err}")))
+}
+
+/// A slice's blocks, cut from its CSVs by the manifest's line counts.
+fn read_blocks(folder: &Path, manifest: &Manifest) -> Result<Vec<ConfigBlock>, InputError> {
+    let read = |name: &str| -> Result<String, InputError> {
+        std::fs::read_to_string(folder.join(name))
+            .map_err(|err| InputError::file(&folder.join(name), format!("cannot read: {err}")))
+    };
+    let summary = read("summary.csv")?;
+    let timeseries = read("timeseries.csv")?;
+    let sweep = read("sweep.csv")?;
+    let mut summary = Cut::new(&summary, true);
+    let mut timeseries = Cut::new(&timeseries, true);
+    let mut sweep = Cut::new(&sweep, true);
+    let mut blocks = Vec::with_capacity(manifest.held.len());
+    for held in &manifest.held {
+        let damaged = || {
+            InputError::file(
+                folder,
+                "its CSV files do not match its partition.json (changed or cut short)",
+            )
+        };
+        blocks.push(ConfigBlock {
+            index: held.index,
+            summary: summary.take_with_header(held.summary).ok_or_else(damaged)?,
+            timeseries: timeseries
+                .take_with_header(held.timeseries)
+                .ok_or_else(damaged)?,
+            sweep: sweep.take(held.sweep).ok_or_else(damaged)?,
+        });
+    }
+    Ok(blocks)
+}
+
+/// Cuts consecutive rows off a CSV text after its header.
+struct Cut<'a> {
+    header: &'a str,
+    rows: std::str::Lines<'a>,
+}
+
+impl<'a> Cut<'a> {
+    fn new(text: &'a str, has_header: bool) -> Self {
+        let mut rows = text.lines();
+        let header = if has_header {
+            rows.next().unwrap_or("")
+        } else {
+            ""
+        };
+        Cut { header, rows }
+    }
+
+    fn take(&mut self, count: usize) -> Option<String> {
+        let mut out = String::new();
+        for _ in 0..count {
+            out.push_str(self.rows.next()?);
+            out.push('\n');
+        }
+        Some(out)
+    }
+
+    fn take_with_header(&mut self, count: usize) -> Option<String> {
+        let header = self.header;
+        self.take(count).map(|rows| format!("{header}\n{rows}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn explicit_slices_parse_and_hold_every_mth_configuration() {
+        let p = Partition::parse("3/7", &env(&[])).unwrap();
+        assert_eq!(
+            p,
+            Partition {
+                slice: 3,
+                slices: 7
+            }
+        );
+        let held: Vec<usize> = (0..20).filter(|&i| p.holds(i)).collect();
+        assert_eq!(held, [2, 9, 16]);
+        for bad in ["0/3", "4/3", "1/0", "x/2", "3", "auto/x"] {
+            assert!(Partition::parse(bad, &env(&[])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn auto_reads_slurm_and_kubernetes() {
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ]);
+        assert_eq!(
+            Partition::parse("auto", &slurm).unwrap(),
+            Partition {
+                slice: 6,
+                slices: 8
+            }
+        );
+        let from_one = env(&[
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(
+            Partition::parse("auto", &from_one).unwrap(),
+            Partition {
+                slice: 1,
+                slices: 4
+            }
+        );
+        let k8s = env(&[("JOB_COMPLETION_INDEX", "0")]);
+        assert_eq!(
+            Partition::parse("auto/3", &k8s).unwrap(),
+            Partition {
+                slice: 1,
+                slices: 3
+            }
+        );
+        let k8s_env = env(&[("JOB_COMPLETION_INDEX", "2"), ("SHARDSIM_PARTITIONS", "3")]);
+        assert_eq!(
+            Partition::parse("auto", &k8s_env).unwrap(),
+            Partition {
+                slice: 3,
+                slices: 3
+            }
+        );
+        assert!(Partition::parse("auto", &k8s).is_err(), "a count is needed");
+        assert!(Partition::parse("auto", &env(&[])).is_err(), "no scheduler");
+    }
+
+    #[test]
+    fn fingerprints_are_stable_and_tell_inputs_apart() {
+        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
+        assert_ne!(fingerprint(&["a", "b"]), fingerprint(&["ab", ""]));
+        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+    }
+}

@@ -1,0 +1,283 @@
+//! The outputs of a grid sweep, in tidy long format: `summary.csv` and `timeseries.csv` gain
+//! one leading column per swept field (one row per configuration × shard count), `sweep.csv`
+//! holds one row per configuration × policy with what it recommends, and the terminal prints
+//! the recommended shard count as a grid.
+//!
+//! Each configuration's rows are rendered on their own ([`ConfigBlock`]) exactly as a run of
+//! that configuration writes them, then prefixed with its values; [`assemble`] joins the
+//! blocks in grid order. A partition renders only its blocks and `shardsim merge` joins every
+//! slice's blocks with the same function, so a merged output is the single run's, byte for
+//! byte.
+
+use std::fmt::Write;
+
+use crate::model::ShardRun;
+use crate::scenario::Scenario;
+
+use super::csv::{decimal, summary_csv, timeseries_csv};
+use super::summary::{SummaryRow, by_policy};
+use super::units;
+
+/// The columns of `sweep.csv` after the swept fields.
+pub const SWEEP_COLUMNS: [&str; 7] = [
+    "policy",
+    "recommended_shards",
+    "smallest_stable_shards",
+    "smallest_meeting_target_shards",
+    "recommended_p99_ms",
+    "recommended_p999_ms",
+    "peak_offered_per_s",
+];
+
+/// One configuration's CSV text: each file with its header line, as a run of that
+/// configuration alone writes it (`sweep` without a header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigBlock {
+    /// Its position in grid order.
+    pub index: usize,
+    /// `summary.csv` with its values prefixed, header first.
+    pub summary: String,
+    /// `timeseries.csv` with its values prefixed, header first.
+    pub timeseries: String,
+    /// Its `sweep.csv` rows, one per policy.
+    pub sweep: String,
+}
+
+/// Renders one configuration's rows; `values` are its values of the swept `fields`.
+pub fn config_block(
+    index: usize,
+    fields: &[String],
+    values: &[String],
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    first: &[ShardRun],
+) -> ConfigBlock {
+    let prefix = csv_fields(values);
+    let summary = String::from_utf8(summary_csv(
+        rows,
+        scenario.seed,
+        scenario.warmup as f64 / 1e9,
+    ))
+    .expect("CSV of UTF-8 fields is UTF-8");
+    let timeseries =
+        String::from_utf8(timeseries_csv(scenario, first)).expect("CSV of UTF-8 fields is UTF-8");
+    let mut sweep = String::new();
+    for group in by_policy(scenario, rows) {
+        let recommended = group
+            .recommendation
+            .shards()
+            .and_then(|n| group.rows.iter().find(|r| r.shards == n && !r.adaptive));
+        let shards = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
+        let ms = |ns: Option<u64>| ns.map(crate::model::time::fmt_ms).unwrap_or_default();
+        let fields = [
+            group.policy.to_string(),
+            shards(group.recommendation.shards()),
+            shards(group.recommendation.stable),
+            shards(group.recommendation.meets_target),
+            ms(recommended.map(|r| r.waits.p99_ns)),
+            ms(recommended.map(|r| r.waits.p999_ns)),
+            decimal(scenario.peak_offered_per_s(), 3),
+        ];
+        let _ = writeln!(sweep, "{}", join(&prefix, &csv_fields(&fields)));
+    }
+    let names = csv_fields(fields);
+    ConfigBlock {
+        index,
+        summary: prefixed(&names, &prefix, &summary),
+        timeseries: prefixed(&names, &prefix, &timeseries),
+        sweep,
+    }
+}
+
+/// The grid's `summary.csv`, `timeseries.csv` and `sweep.csv` from its blocks (in any order;
+/// they are sorted into grid order). The headers are the first block's (every configuration
+/// writes the same columns).
+pub fn assemble(fields: &[String], blocks: &mut [ConfigBlock]) -> [Vec<u8>; 3] {
+    blocks.sort_by_key(|block| block.index);
+    let field_header = csv_fields(fields);
+    let join_files = |file: fn(&ConfigBlock) -> &str| {
+        let mut out = String::new();
+        for (i, block) in blocks.iter().enumerate() {
+            let text = file(block);
+            let body = text.split_once('\n').map_or("", |(_, body)| body);
+            if i == 0 {
+                out.push_str(text.split_once('\n').map_or(text, |(header, _)| header));
+                out.push('\n');
+            }
+            out.push_str(body);
+        }
+        out.into_bytes()
+    };
+    let summary = join_files(|b| &b.summary);
+    let timeseries = join_files(|b| &b.timeseries);
+    let mut sweep = join(&field_header, &csv_fields(&SWEEP_COLUMNS));
+    sweep.push('\n');
+    for block in blocks.iter() {
+        sweep.push_str(&block.sweep);
+    }
+    [summary, timeseries, sweep.into_bytes()]
+}
+
+/// One row of `sweep.csv`, read back (for the terminal grid and the chart).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    /// Its swept values.
+    pub values: Vec<String>,
+    /// The policy.
+    pub policy: String,
+    /// The recommended shard count, if any.
+    pub recommended: Option<u32>,
+    /// The p99 wait at it, ms.
+    pub p99_ms: Option<f64>,
+}
+
+/// Reads `sweep.csv` text with `fields` swept fields.
+pub fn read_sweep(fields: usize, text: &[u8]) -> Result<Vec<SweepRow>, String> {
+    let mut reader = csv::Reader::from_reader(text);
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|err| format!("sweep.csv: {err}"))?;
+        let cell = |i: usize| record.get(i).unwrap_or_default();
+        rows.push(SweepRow {
+            values: (0..fields).map(|i| cell(i).to_owned()).collect(),
+            policy: cell(fields).to_owned(),
+            recommended: cell(fields + 1).parse().ok(),
+            p99_ms: cell(fields + 4).parse().ok(),
+        });
+    }
+    Ok(rows)
+}
+
+/// The terminal's view of a grid: per policy, the recommended shard count of every
+/// configuration — as a grid when two fields are swept (the first down, the second across),
+/// else one line per configuration.
+pub fn render(
+    name: &str,
+    fields: &[String],
+    rows: &[SweepRow],
+    target: &str,
+    shard_counts: usize,
+) -> String {
+    let mut out = String::new();
+    let configurations = rows
+        .iter()
+        .map(|r| &r.values)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let _ = writeln!(
+        out,
+        "{name}: a sweep of {} over {} ({shard_counts} shard counts each); shards recommended ({target}; — when none):",
+        units::plural(configurations as u64, "configuration"),
+        fields.join(" × "),
+    );
+    for policy in policies(rows) {
+        let of: Vec<&SweepRow> = rows.iter().filter(|r| r.policy == policy).collect();
+        let _ = writeln!(out, "\npolicy {policy}");
+        let cell = |row: &SweepRow| row.recommended.map_or("—".to_owned(), |n| n.to_string());
+        if fields.len() == 2 {
+            let across = distinct(of.iter().map(|r| r.values[1].as_str()));
+            let down = distinct(of.iter().map(|r| r.values[0].as_str()));
+            let width = across.iter().map(|v| v.len()).max().unwrap_or(1).max(4);
+            let first = down
+                .iter()
+                .map(|v| v.len())
+                .max()
+                .unwrap_or(1)
+                .max(fields[0].len());
+            let _ = write!(out, "{:>first$}", format!("{} \\ {}", fields[0], fields[1]));
+            let first = first.max(fields[0].len() + fields[1].len() + 3);
+            for value in &across {
+                let _ = write!(out, "  {value:>width$}");
+            }
+            out.push('\n');
+            for row_value in &down {
+                let _ = write!(out, "{row_value:>first$}");
+                for value in &across {
+                    let found = of
+                        .iter()
+                        .find(|r| r.values[0] == *row_value && r.values[1] == *value);
+                    let _ = write!(out, "  {:>width$}", found.map_or("".into(), |r| cell(r)));
+                }
+                out.push('\n');
+            }
+        } else {
+            for row in of {
+                let described: Vec<String> = fields
+                    .iter()
+                    .zip(&row.values)
+                    .map(|(f, v)| format!("{f} = {v}"))
+                    .collect();
+                let p99 = row.p99_ms.map_or(String::new(), |ms| {
+                    format!(" (p99 {})", units::duration((ms * 1e6).round() as u64))
+                });
+                let _ = writeln!(out, "  {}: {}{p99}", described.join(", "), cell(row));
+            }
+        }
+    }
+    out
+}
+
+/// The policies of `rows`, in first-seen order.
+pub fn policies(rows: &[SweepRow]) -> Vec<String> {
+    distinct(rows.iter().map(|r| r.policy.as_str()))
+}
+
+/// The distinct values of `values`, in first-seen order.
+pub fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for value in values {
+        if !seen.iter().any(|s| s == value) {
+            seen.push(value.to_owned());
+        }
+    }
+    seen
+}
+
+/// `fields` as one CSV record without its line end.
+fn csv_fields<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record(fields.iter().map(AsRef::as_ref))
+        .expect("writing CSV to memory cannot fail");
+    let bytes = writer
+        .into_inner()
+        .expect("flushing CSV to memory cannot fail");
+    String::from_utf8(bytes)
+        .expect("CSV of UTF-8 fields is UTF-8")
+        .trim_end_matches(['\r', '\n'])
+        .to_owned()
+}
+
+fn join(prefix: &str, rest: &str) -> String {
+    if prefix.is_empty() {
+        rest.to_owned()
+    } else {
+        format!("{prefix},{rest}")
+    }
+}
+
+/// `csv` with the field names before its header and `prefix` (the values) before every row.
+fn prefixed(names: &str, prefix: &str, csv: &str) -> String {
+    let mut lines = csv.lines();
+    let mut out = String::new();
+    if let Some(header) = lines.next() {
+        out.push_str(&join(names, header));
+        out.push('\n');
+    }
+    for line in lines {
+        out.push_str(&join(prefix, line));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_they_must_be() {
+        assert_eq!(csv_fields(&["1", "random"]), "1,random");
+        assert_eq!(csv_fields(&["a,b"]), "\"a,b\"");
+    }
+}

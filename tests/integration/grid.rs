@@ -1,0 +1,265 @@
+//! Grid sweeps (`[sweep]`), partitions (`run --partition K/M`) and `shardsim merge`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common;
+
+/// A grid of 5 hold times × 2 traffic levels = 10 configurations (3 and 7 do not divide it).
+fn grid_text(seed: u64) -> String {
+    format!(
+        "name = \"grid\"\nseed = {seed}\nshards = [1, 2, 4]\nduration_s = 2\npolicy = [\"earliest-free\", \"random\"]\n\
+         [hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 1500\n[slo]\np99_ms = 5\n\
+         [sweep]\n\"hold.ms\" = [0.2, 0.5, 1, 1.5, 2]\n\"arrivals.scale\" = [1, 2]\n"
+    )
+}
+
+fn read(dir: &Path, file: &str) -> Vec<u8> {
+    std::fs::read(dir.join(file))
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.join(file).display()))
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let output = common::shardsim(dir, args);
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        common::stderr(&output)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn a_configurations_rows_are_those_of_its_own_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(3)).unwrap();
+    // Some configurations meet no target: exit 1, naming how many (unless --no-fail).
+    let output = common::shardsim(dir.path(), &["run", "grid.toml", "--out", "all"]);
+    assert_eq!(output.status.code(), Some(1), "{}", common::stderr(&output));
+    assert!(common::stderr(&output).contains("configurations"));
+    let stdout = run_ok(
+        dir.path(),
+        &["run", "grid.toml", "--out", "all", "--no-fail"],
+    );
+    assert!(stdout.contains("hold.ms \\ arrivals.scale"), "{stdout}");
+    // hold.ms = 1.5 with arrivals.scale = 2, as a scenario of its own.
+    let alone = grid_text(3)
+        .split("[sweep]")
+        .next()
+        .unwrap()
+        .replace("ms = 1\n", "ms = 1.5\n")
+        .replace("rate_per_s = 1500\n", "rate_per_s = 1500\nscale = 2\n");
+    std::fs::write(dir.path().join("alone.toml"), alone).unwrap();
+    run_ok(
+        dir.path(),
+        &[
+            "run",
+            "alone.toml",
+            "--out",
+            "alone",
+            "--quiet",
+            "--no-fail",
+        ],
+    );
+    for file in ["summary.csv", "timeseries.csv"] {
+        let sweep = String::from_utf8(read(&dir.path().join("all"), file)).unwrap();
+        let single = String::from_utf8(read(&dir.path().join("alone"), file)).unwrap();
+        let mut sweep_lines = sweep.lines();
+        let mut single_lines = single.lines();
+        assert_eq!(
+            sweep_lines.next().unwrap(),
+            format!("hold.ms,arrivals.scale,{}", single_lines.next().unwrap())
+        );
+        let ours: Vec<&str> = sweep_lines
+            .filter_map(|l| l.strip_prefix("1.5,2,"))
+            .collect();
+        let theirs: Vec<&str> = single_lines.collect();
+        assert!(!theirs.is_empty());
+        assert_eq!(ours, theirs, "{file}");
+    }
+    let sweep = String::from_utf8(read(&dir.path().join("all"), "sweep.csv")).unwrap();
+    assert_eq!(
+        sweep.lines().count(),
+        1 + 10 * 2,
+        "a row per configuration × policy"
+    );
+    assert!(dir.path().join("all/sweep-random.png").exists());
+}
+
+#[test]
+fn merged_partitions_equal_the_single_run_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    run_ok(
+        dir.path(),
+        &[
+            "run",
+            "grid.toml",
+            "--out",
+            "all",
+            "--quiet",
+            "--threads",
+            "2",
+            "--no-fail",
+        ],
+    );
+    for slices in [1usize, 3, 7] {
+        // The slices as separate processes, all at once (a job array's stand-in).
+        let children: Vec<_> = (1..=slices)
+            .map(|k| {
+                Command::new(env!("CARGO_BIN_EXE_shardsim"))
+                    .args(["run", "grid.toml", "--quiet", "--threads", "1"])
+                    .args(["--partition", &format!("{k}/{slices}")])
+                    .args(["--out", &format!("m{slices}/part{k}")])
+                    .current_dir(dir.path())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "{}", common::stderr(&output));
+        }
+        let mut args = vec!["merge".to_owned()];
+        args.extend((1..=slices).rev().map(|k| format!("m{slices}/part{k}")));
+        args.extend([
+            "--out".to_owned(),
+            format!("m{slices}/merged"),
+            "--quiet".to_owned(),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_ok(dir.path(), &args);
+        let merged = dir.path().join(format!("m{slices}/merged"));
+        for file in [
+            "summary.csv",
+            "timeseries.csv",
+            "sweep.csv",
+            "sweep-earliest-free.png",
+        ] {
+            assert!(
+                read(&merged, file) == read(&dir.path().join("all"), file),
+                "{file} differs with {slices} slices"
+            );
+        }
+    }
+}
+
+#[test]
+fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    std::fs::write(dir.path().join("other.toml"), grid_text(6)).unwrap();
+    for (file, k) in [
+        ("grid.toml", 1),
+        ("grid.toml", 2),
+        ("grid.toml", 3),
+        ("other.toml", 3),
+    ] {
+        let out = format!("{}-{k}", &file[..file.len() - 5]);
+        run_ok(
+            dir.path(),
+            &[
+                "run",
+                file,
+                "--partition",
+                &format!("{k}/3"),
+                "--out",
+                &out,
+                "--quiet",
+            ],
+        );
+    }
+    let cases: [(&[&str], &str); 4] = [
+        (&["grid-1", "grid-2"], "slice 3 of 3 is missing"),
+        (
+            &["grid-1", "grid-2", "grid-2", "grid-3"],
+            "give each slice once",
+        ),
+        (&["grid-1", "grid-2", "other-3"], "another run"),
+        (&["grid-1", "grid-2", "nowhere"], "is not a slice's output"),
+    ];
+    for (parts, expected) in cases {
+        let mut args = vec!["merge"];
+        args.extend_from_slice(parts);
+        args.extend(["--out", "merged"]);
+        let output = common::shardsim(dir.path(), &args);
+        let stderr = common::stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{parts:?}: {stderr}");
+        assert!(stderr.contains(expected), "{parts:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1);
+        assert!(!dir.path().join("merged").exists());
+    }
+}
+
+#[test]
+fn partition_auto_reads_the_schedulers_index() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    run_ok(
+        dir.path(),
+        &[
+            "run",
+            "grid.toml",
+            "--partition",
+            "2/3",
+            "--out",
+            "explicit",
+            "-q",
+        ],
+    );
+    let auto = |vars: &[(&str, &str)], flag: &str, out: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+            .args(["run", "grid.toml", "--partition", flag, "--out", out, "-q"])
+            .envs(vars.iter().copied())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .envs(vars.iter().copied())
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", common::stderr(&output));
+        read(&dir.path().join(out), "summary.csv")
+    };
+    let explicit = read(&dir.path().join("explicit"), "summary.csv");
+    let slurm = [
+        ("SLURM_ARRAY_TASK_ID", "1"),
+        ("SLURM_ARRAY_TASK_COUNT", "3"),
+    ];
+    assert_eq!(auto(&slurm, "auto", "slurm"), explicit);
+    let k8s = [("JOB_COMPLETION_INDEX", "1")];
+    assert_eq!(auto(&k8s, "auto/3", "k8s"), explicit);
+}
+
+#[test]
+fn a_bad_sweep_entry_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "shards = [1]\nduration_s = 1\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 100\n[sweep]\n";
+    let cases = [
+        ("\"hold.foo\" = [1, 2]", "hold.foo"),
+        ("\"hold.ms\" = [\"fast\"]", "hold.ms"),
+        ("\"hold.ms\" = []", "empty"),
+        ("\"hold.ms\" = 1", "list"),
+        ("shards = [[1], [2]]", "cannot be swept"),
+        ("\"hold.ms\" = [-1, 1]", "hold.ms"),
+        ("\"nothing.here\" = [1]", "nothing.here"),
+    ];
+    for (entry, expected) in cases {
+        let output = common::run_text(dir.path(), &format!("{base}{entry}\n"), &[]);
+        let stderr = common::stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{entry}: {stderr}");
+        assert!(stderr.contains(expected), "{entry}: {stderr}");
+        assert!(stderr.contains("sweep"), "{entry}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(!dir.path().join("out").exists());
+    }
+    // A sweep is for run and plan; check takes one configuration.
+    std::fs::write(
+        dir.path().join("test.toml"),
+        format!("{base}\"hold.ms\" = [1, 2]\n"),
+    )
+    .unwrap();
+    let output = common::shardsim(dir.path(), &["check", "test.toml"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(common::stderr(&output).contains("sweep"));
+}
