@@ -369,45 +369,69 @@ fn place_trace(trace: &Path, staging: &Staging) -> anyhow::Result<String> {
 fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     let levels = traffic_levels(&args.flags)?;
     let pool = thread_pool(&args.flags)?;
-    let mut plans = Vec::new();
+    let mut planned: Vec<(Vec<String>, plan::Plan)> = Vec::new();
+    let mut fields = Vec::new();
     let mut out_dir = args.out.clone();
     let mut max_shards = args.max_shards;
-    for level in levels {
-        let mut flags_overrides = overrides_at(None, &args.flags, level);
+    for level in &levels {
+        let mut flags_overrides = overrides_at(None, &args.flags, *level);
         flags_overrides.replications = None;
-        let mut scenario = plan_scenario(args, &flags_overrides)?;
-        admit(&mut scenario, &args.flags)?;
-        let targets = plan_targets(args, &scenario)?;
-        let replications = args
-            .flags
-            .replications
-            .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
-        let settings = PlanSettings {
-            max_shards: args.max_shards,
-            duration_s: args.duration_s,
-            warmup_s: args.warmup_s,
-            replications,
-        };
-        plan::admit(&scenario, settings)?;
-        max_shards = settings.max_shards;
-        out_dir.get_or_insert_with(|| Path::new("output").join(format!("{}-plan", scenario.name)));
-        plans.extend(pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?);
+        let grid = plan_scenario(args, &flags_overrides)?;
+        if grid.is_sweep() && levels.len() > 1 {
+            return Err(InputError::flag(
+                "--traffic",
+                "plan answers one traffic level per configuration of a [sweep]: sweep \"arrivals.scale\" instead",
+            )
+            .into());
+        }
+        fields.clone_from(&grid.fields);
+        for configuration in grid.configurations {
+            let mut scenario = configuration.scenario;
+            admit(&mut scenario, &args.flags)?;
+            let targets = plan_targets(args, &scenario)?;
+            let replications = args
+                .flags
+                .replications
+                .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
+            let settings = PlanSettings {
+                max_shards: args.max_shards,
+                duration_s: args.duration_s,
+                warmup_s: args.warmup_s,
+                replications,
+            };
+            plan::admit(&scenario, settings)?;
+            max_shards = settings.max_shards;
+            out_dir
+                .get_or_insert_with(|| Path::new("output").join(format!("{}-plan", scenario.name)));
+            let plans = pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?;
+            planned.extend(plans.into_iter().map(|p| (configuration.values.clone(), p)));
+        }
     }
     let out_dir = out_dir.expect("at least one traffic level");
     let staging = Staging::prepare(&out_dir)?;
     let io =
         |err: std::io::Error| IoFailure::new(&out_dir, format!("cannot write the results: {err}"));
-    staging
-        .write("plan.csv", &report::plan::plan_csv(&plans))
-        .map_err(io)?;
-    staging
-        .write("plan.json", report::plan::plan_json(&plans).as_bytes())
-        .map_err(io)?;
+    let plans: Vec<plan::Plan> = planned.iter().map(|(_, p)| p.clone()).collect();
+    let (csv, json, table) = if fields.is_empty() {
+        (
+            report::plan::plan_csv(&plans),
+            report::plan::plan_json(&plans),
+            report::plan::render(&plans),
+        )
+    } else {
+        (
+            report::plan::grid_plan_csv(&fields, &planned),
+            report::plan::grid_plan_json(&fields, &planned),
+            report::plan::render_grid(&fields, &planned),
+        )
+    };
+    staging.write("plan.csv", &csv).map_err(io)?;
+    staging.write("plan.json", json.as_bytes()).map_err(io)?;
     staging.commit()?;
     match output_format(args.format, args.flags.quiet) {
-        Some(Format::Json) => print!("{}", report::plan::plan_json(&plans)),
+        Some(Format::Json) => print!("{json}"),
         Some(Format::Table) => {
-            print!("{}", report::plan::render(&plans));
+            print!("{table}");
             println!("wrote {}", out_dir.display());
         }
         None => {}
@@ -443,11 +467,12 @@ fn traffic_levels(flags: &ScenarioFlags) -> Result<Vec<Option<f64>>, InputError>
     Ok(levels.iter().map(|&level| Some(level)).collect())
 }
 
-/// The scenario to plan for: a file, or one built from `--rate` and `--hold-ms`.
-fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Scenario> {
+/// The scenario to plan for — a file (every configuration of its `[sweep]`, if any), or one
+/// built from `--rate` and `--hold-ms`.
+fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Grid> {
     let flag_form = args.rate.is_some() || args.hold_ms.is_some() || args.hold_dist.is_some();
     match (&args.scenario, flag_form) {
-        (Some(path), false) => Ok(Scenario::load(path, overrides)?),
+        (Some(path), false) => Ok(Scenario::load_grid(path, overrides)?),
         (Some(_), true) => Err(InputError::flag(
             "--rate/--hold-ms/--hold-dist",
             "give either a scenario file or --rate and --hold-ms, not both",
@@ -483,7 +508,11 @@ fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Scena
                 "name = \"rate-{rate}-hold-{hold_ms}\"\ndescription = \"--rate {rate} --hold-ms {hold_ms}\"\nshards = [1]\n\
                  duration_s = 60\n[hold]\n{hold}\n[arrivals]\nrate_per_s = {rate:?}\n"
             );
-            Ok(Scenario::parse(Path::new("(flags)"), &text, overrides)?)
+            Ok(Scenario::parse_grid(
+                Path::new("(flags)"),
+                &text,
+                overrides,
+            )?)
         }
     }
 }

@@ -133,7 +133,7 @@ fn finish(staging: &Staging, head: &Manifest, sweep_csv: &[u8]) -> anyhow::Resul
         &head.fields,
         &rows,
         &head.target,
-        head.shard_counts,
+        Some(head.shard_counts),
     ))
 }
 

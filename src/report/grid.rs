@@ -156,7 +156,7 @@ pub fn render(
     fields: &[String],
     rows: &[SweepRow],
     target: &str,
-    shard_counts: usize,
+    shard_counts: Option<usize>,
 ) -> String {
     let mut out = String::new();
     let configurations = rows
@@ -166,9 +166,10 @@ pub fn render(
         .len();
     let _ = writeln!(
         out,
-        "{name}: a sweep of {} over {} ({shard_counts} shard counts each); shards recommended ({target}; — when none):",
+        "{name}: a sweep of {} over {}{}; shards recommended ({target}; — when none):",
         units::plural(configurations as u64, "configuration"),
         fields.join(" × "),
+        shard_counts.map_or(String::new(), |n| format!(" ({n} shard counts each)")),
     );
     for policy in policies(rows) {
         let of: Vec<&SweepRow> = rows.iter().filter(|r| r.policy == policy).collect();

@@ -415,3 +415,101 @@ fn versus(answer: Option<u32>, other: u32) -> String {
 fn relative(simulated: f64, theory: f64) -> Option<f64> {
     (theory > 0.0).then(|| (simulated - theory) / theory)
 }
+
+/// The columns of a grid's `plan.csv` after the swept fields.
+pub const GRID_PLAN_COLUMNS: [&str; 9] = [
+    "policy",
+    "answer_shards",
+    "peak_offered_per_s",
+    "mean_hold_ms",
+    "wait_p99_ms",
+    "wait_p99_ms_hi",
+    "theory_model",
+    "theory_wait_p99_ms",
+    "reason",
+];
+
+/// A grid's `plan.csv`: one row per configuration × policy, its swept values first, with the
+/// answer and the evidence at it.
+pub fn grid_plan_csv(fields: &[String], planned: &[(Vec<String>, Plan)]) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let header: Vec<String> = fields
+        .iter()
+        .cloned()
+        .chain(GRID_PLAN_COLUMNS.iter().map(|c| c.to_string()))
+        .collect();
+    writer
+        .write_record(&header)
+        .expect("writing CSV to memory cannot fail");
+    for (values, plan) in planned {
+        let at = plan.answer.and_then(|n| plan.evaluations.get(&n));
+        let mut record = values.clone();
+        record.extend([
+            plan.policy.to_string(),
+            plan.answer.map(|n| n.to_string()).unwrap_or_default(),
+            decimal(plan.peak_per_s, 3),
+            decimal(plan.mean_hold_ms, 6),
+            at.map(|e| fmt_ms(e.row.waits.p99_ns)).unwrap_or_default(),
+            at.and_then(|e| e.row.waits_hi.as_ref())
+                .map(|hi| fmt_ms(hi.p99_ns))
+                .unwrap_or_default(),
+            at.and_then(|e| e.theory)
+                .map(|t| t.model.to_owned())
+                .unwrap_or_default(),
+            at.and_then(|e| e.theory)
+                .map(|t| decimal(t.p99_ms, 6))
+                .unwrap_or_default(),
+            plan.unmet_reason.clone().unwrap_or_default(),
+        ]);
+        writer
+            .write_record(&record)
+            .expect("writing CSV to memory cannot fail");
+    }
+    writer
+        .into_inner()
+        .expect("flushing CSV to memory cannot fail")
+}
+
+/// A grid's `plan.json`: the swept fields, then each configuration's values and its plan
+/// document (as a single plan's `plan.json`) per policy.
+pub fn grid_plan_json(fields: &[String], planned: &[(Vec<String>, Plan)]) -> String {
+    let configurations: Vec<Value> = planned
+        .iter()
+        .map(|(values, plan)| {
+            json!({
+                "values": fields.iter().zip(values).map(|(f, v)| (f.clone(), Value::from(v.as_str()))).collect::<serde_json::Map<_, _>>(),
+                "plan": plan_document(plan),
+            })
+        })
+        .collect();
+    let document = json!({ "fields": fields, "configurations": configurations });
+    let mut text = serde_json::to_string_pretty(&document).expect("JSON values always render");
+    text.push('\n');
+    text
+}
+
+/// A grid's answers for the terminal: the shard count per configuration, as a grid over two
+/// swept fields (see [`super::grid::render`]).
+pub fn render_grid(fields: &[String], planned: &[(Vec<String>, Plan)]) -> String {
+    let rows: Vec<super::grid::SweepRow> = planned
+        .iter()
+        .map(|(values, plan)| super::grid::SweepRow {
+            values: values.clone(),
+            policy: plan.policy.to_string(),
+            recommended: plan.answer,
+            p99_ms: plan
+                .answer
+                .and_then(|n| plan.evaluations.get(&n))
+                .map(|e| e.row.waits.p99_ns as f64 / 1e6),
+        })
+        .collect();
+    let Some((_, first)) = planned.first() else {
+        return String::new();
+    };
+    let target = format!(
+        "plan's answer for {}, by the upper end of a 95% interval over {} replications at the peak",
+        describe_slo(&first.targets),
+        first.settings.replications
+    );
+    super::grid::render(&first.scenario, fields, &rows, &target, None)
+}

@@ -263,3 +263,53 @@ fn a_bad_sweep_entry_is_a_one_line_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(common::stderr(&output).contains("sweep"));
 }
+
+#[test]
+fn plan_over_a_sweep_answers_each_configuration_as_its_own_plan_would() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(3)).unwrap();
+    let flags = [
+        "--duration-s",
+        "2",
+        "--replications",
+        "3",
+        "--max-shards",
+        "64",
+    ];
+    let mut args = vec!["plan", "grid.toml", "--out", "plan"];
+    args.extend_from_slice(&flags);
+    let stdout = run_ok(dir.path(), &args);
+    assert!(stdout.contains("hold.ms \\ arrivals.scale"), "{stdout}");
+    let csv = String::from_utf8(read(&dir.path().join("plan"), "plan.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("hold.ms,arrivals.scale,policy,answer_shards,")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 10 * 2, "one row per configuration × policy");
+    // hold.ms = 2 at twice the traffic, planned on its own.
+    let alone = grid_text(3)
+        .split("[sweep]")
+        .next()
+        .unwrap()
+        .replace("ms = 1\n", "ms = 2\n")
+        .replace("rate_per_s = 1500\n", "rate_per_s = 1500\nscale = 2\n");
+    std::fs::write(dir.path().join("alone.toml"), alone).unwrap();
+    let mut args = vec!["plan", "alone.toml", "--out", "alone"];
+    args.extend_from_slice(&flags);
+    run_ok(dir.path(), &args);
+    let single = String::from_utf8(read(&dir.path().join("alone"), "plan.json")).unwrap();
+    let single: serde_json::Value = serde_json::from_str(&single).unwrap();
+    for (i, plan) in single["plans"].as_array().unwrap().iter().enumerate() {
+        let ours = rows
+            .iter()
+            .filter(|r| r[0] == "2" && r[1] == "2")
+            .nth(i)
+            .unwrap();
+        assert_eq!(ours[2], plan["policy"].as_str().unwrap());
+        assert_eq!(ours[3], plan["answer_shards"].to_string(), "{ours:?}");
+    }
+}
