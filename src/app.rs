@@ -223,6 +223,18 @@ fn run_grid(
     for configuration in &mut grid.configurations {
         admit(&mut configuration.scenario, &args.flags)?;
     }
+    let held: Vec<budget::Estimate> = grid
+        .configurations
+        .iter()
+        .filter(|c| partition.is_none_or(|p| p.holds(c.index)))
+        .map(|c| budget::estimate(&c.scenario, threads(&args.flags)))
+        .collect();
+    budget::admit_grid(
+        &args.scenario,
+        &held,
+        threads(&args.flags),
+        args.flags.max_memory.unwrap_or_else(budget::default_budget),
+    )?;
     let text = std::fs::read_to_string(&args.scenario).map_err(|err| {
         InputError::file(&args.scenario, format!("cannot read the scenario: {err}"))
     })?;
@@ -427,6 +439,17 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     };
     staging.write("plan.csv", &csv).map_err(io)?;
     staging.write("plan.json", json.as_bytes()).map_err(io)?;
+    if !fields.is_empty() {
+        let rows = report::plan::grid_rows(&planned);
+        for chart in chart::sweep_charts(&fields, &rows).map_err(anyhow::Error::msg)? {
+            staging
+                .write(&format!("{}.svg", chart.name), chart.svg.as_bytes())
+                .map_err(io)?;
+            staging
+                .write(&format!("{}.png", chart.name), &chart.png)
+                .map_err(io)?;
+        }
+    }
     staging.commit()?;
     match output_format(args.format, args.flags.quiet) {
         Some(Format::Json) => print!("{json}"),

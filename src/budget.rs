@@ -199,6 +199,52 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     }
 }
 
+/// Checks a grid sweep as a whole: the work of every configuration (`estimates`) against the
+/// work limit, and the memory of the configurations that may run at once — with `threads`
+/// workers, rayon's nested parallelism can hold up to `threads × (log₂ configurations + 1)` —
+/// against `budget`.
+pub fn admit_grid(
+    path: &std::path::Path,
+    estimates: &[Estimate],
+    threads: usize,
+    budget: u64,
+) -> Result<(), InputError> {
+    let requests: f64 = estimates.iter().map(|e| e.requests).sum();
+    if requests > MAX_REQUESTS {
+        return Err(InputError::scenario(
+            path,
+            "sweep",
+            format!(
+                "the sweep would simulate {requests:.2e} requests over its {} configurations, more than the {MAX_REQUESTS:.0e} \
+                 one run may take; sweep fewer values, or split it with --partition K/M across machines",
+                estimates.len()
+            ),
+        ));
+    }
+    let configurations = estimates.len().max(1);
+    let depth = (usize::BITS - configurations.leading_zeros()) as usize;
+    let in_flight = configurations.min(threads.max(1) * (depth + 1)) as u64;
+    let largest = estimates
+        .iter()
+        .map(|e| e.fixed_bytes + e.live_engines * MIN_QUEUED * e.queued_bytes)
+        .max()
+        .unwrap_or(0);
+    if largest.saturating_mul(in_flight) > budget {
+        return Err(InputError::scenario(
+            path,
+            "sweep",
+            format!(
+                "up to {in_flight} configurations may run at once, needing about {} of memory ({} each), more than {}; \
+                 use fewer --threads, split the sweep with --partition K/M, or raise --max-memory",
+                human_bytes(largest.saturating_mul(in_flight)),
+                human_bytes(largest),
+                human_bytes(budget)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks `estimate` against the memory `budget` and the work limit, and returns how many
 /// requests each shard count may hold queued.
 pub fn admit(

@@ -1941,11 +1941,16 @@ impl SweepLineFigure<'_> {
                         .map(|n| (SegmentValue::CenterOf(x as i32), f64::from(n).log2()))
                 })
                 .collect();
-            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
+            // Earlier policies are drawn wider, so a line that another covers still shows.
+            let wider = (policies.len() - 1 - i) as u32;
+            chart.draw_series(LineSeries::new(
+                points.clone(),
+                colour.stroke_width(3 + 4 * wider),
+            ))?;
             chart.draw_series(
                 points
                     .into_iter()
-                    .map(|p| Circle::new(p, 6, colour.filled())),
+                    .map(|p| Circle::new(p, 6 + 4 * wider, colour.filled())),
             )?;
         }
         legend.draw(&legend_area)

@@ -491,7 +491,21 @@ pub fn grid_plan_json(fields: &[String], planned: &[(Vec<String>, Plan)]) -> Str
 /// A grid's answers for the terminal: the shard count per configuration, as a grid over two
 /// swept fields (see [`super::grid::render`]).
 pub fn render_grid(fields: &[String], planned: &[(Vec<String>, Plan)]) -> String {
-    let rows: Vec<super::grid::SweepRow> = planned
+    let rows = grid_rows(planned);
+    let Some((_, first)) = planned.first() else {
+        return String::new();
+    };
+    let target = format!(
+        "plan's answer for {}, by the upper end of a 95% interval over {} replications at the peak",
+        describe_slo(&first.targets),
+        first.settings.replications
+    );
+    super::grid::render(&first.scenario, fields, &rows, &target, None)
+}
+
+/// A grid's answers as sweep rows (for the terminal grid and the heat map).
+pub fn grid_rows(planned: &[(Vec<String>, Plan)]) -> Vec<super::grid::SweepRow> {
+    planned
         .iter()
         .map(|(values, plan)| super::grid::SweepRow {
             values: values.clone(),
@@ -502,14 +516,5 @@ pub fn render_grid(fields: &[String], planned: &[(Vec<String>, Plan)]) -> String
                 .and_then(|n| plan.evaluations.get(&n))
                 .map(|e| e.row.waits.p99_ns as f64 / 1e6),
         })
-        .collect();
-    let Some((_, first)) = planned.first() else {
-        return String::new();
-    };
-    let target = format!(
-        "plan's answer for {}, by the upper end of a 95% interval over {} replications at the peak",
-        describe_slo(&first.targets),
-        first.settings.replications
-    );
-    super::grid::render(&first.scenario, fields, &rows, &target, None)
+        .collect()
 }
