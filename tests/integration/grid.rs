@@ -14,6 +14,13 @@ fn grid_text(seed: u64) -> String {
     )
 }
 
+/// A temporary folder holding `grid.toml` (the grid of [`grid_text`] with `seed`).
+fn grid_folder(seed: u64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), grid_text(seed)).unwrap();
+    dir
+}
+
 fn read(dir: &Path, file: &str) -> Vec<u8> {
     std::fs::read(dir.join(file))
         .unwrap_or_else(|err| panic!("{}: {err}", dir.join(file).display()))
@@ -31,8 +38,7 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn a_configurations_rows_are_those_of_its_own_scenario() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("grid.toml"), grid_text(3)).unwrap();
+    let dir = grid_folder(3);
     // Some configurations meet no target: exit 1, naming how many (unless --no-fail).
     let output = common::shardsim(dir.path(), &["run", "grid.toml", "--out", "all"]);
     assert_eq!(output.status.code(), Some(1), "{}", common::stderr(&output));
@@ -88,8 +94,7 @@ fn a_configurations_rows_are_those_of_its_own_scenario() {
 
 #[test]
 fn merged_partitions_equal_the_single_run_byte_for_byte() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    let dir = grid_folder(5);
     run_ok(
         dir.path(),
         &[
@@ -147,8 +152,7 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
 
 #[test]
 fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    let dir = grid_folder(5);
     std::fs::write(dir.path().join("other.toml"), grid_text(6)).unwrap();
     for (file, k) in [
         ("grid.toml", 1),
@@ -194,8 +198,7 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
 
 #[test]
 fn partition_auto_reads_the_schedulers_index() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("grid.toml"), grid_text(5)).unwrap();
+    let dir = grid_folder(5);
     run_ok(
         dir.path(),
         &[
@@ -266,8 +269,7 @@ fn a_bad_sweep_entry_is_a_one_line_error() {
 
 #[test]
 fn plan_over_a_sweep_answers_each_configuration_as_its_own_plan_would() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("grid.toml"), grid_text(3)).unwrap();
+    let dir = grid_folder(3);
     let flags = [
         "--duration-s",
         "2",
