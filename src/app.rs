@@ -131,6 +131,8 @@ fn output_format(format: Option<Format>, quiet: bool) -> Option<Format> {
 struct Simulated {
     runs: Vec<Vec<ShardRun>>,
     rows: Vec<SummaryRow>,
+    /// With `[regions]`: each shard count's regions under each merge rule (first replication).
+    regions: Vec<Vec<crate::model::regions::RegionsRun>>,
 }
 
 fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Result<Simulated> {
@@ -142,7 +144,11 @@ fn simulate_quietly(scenario: &Scenario, flags: &ScenarioFlags) -> anyhow::Resul
     bars.finish();
     let (runs, _) = result?;
     let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
-    Ok(Simulated { runs, rows })
+    Ok(Simulated {
+        runs,
+        rows,
+        regions: Vec::new(),
+    })
 }
 
 fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
@@ -187,6 +193,12 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         Some(Format::Json) => print!("{}", json::render(&scenario, rows, &out)),
         Some(Format::Table) => {
             print!("{}", terminal::render(&scenario, rows, colour(&args.flags)));
+            if scenario.regions.is_some() {
+                print!(
+                    "{}",
+                    report::regions::render(&scenario.variants(), &simulated.regions)
+                );
+            }
             println!("wrote {out}");
         }
         None => {}
@@ -274,7 +286,30 @@ fn simulate(
     with_events: bool,
     progress: &dyn SweepProgress,
 ) -> anyhow::Result<Simulated> {
-    let runs = if with_events {
+    let mut regions = Vec::new();
+    let runs = if let Some(plan) = &scenario.regions {
+        if with_events {
+            return Err(InputError::flag(
+                "--events",
+                "is not written with [regions] yet; leave out --events (regions.csv has each region's figures)",
+            )
+            .into());
+        }
+        let observers = scenario
+            .variants()
+            .iter()
+            .map(|_| {
+                crate::model::regions::RegionObserver::new(
+                    std::sync::Arc::clone(plan),
+                    scenario.horizon,
+                    scenario.replication_seed(0),
+                )
+            })
+            .collect();
+        let (runs, observers) = sweep::run_replications(scenario, observers, progress)?;
+        regions = observers.into_iter().map(|o| o.finish()).collect();
+        runs
+    } else if with_events {
         let variants = scenario.variants();
         let parts: Vec<PathBuf> = variants
             .iter()
@@ -311,7 +346,11 @@ fn simulate(
         .0
     };
     let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
-    Ok(Simulated { runs, rows })
+    Ok(Simulated {
+        runs,
+        rows,
+        regions,
+    })
 }
 
 fn write_outputs(
@@ -331,6 +370,10 @@ fn write_outputs(
     }
     if scenario.adaptive.is_some() {
         staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
+    }
+    if scenario.regions.is_some() {
+        let csv = report::regions::regions_csv(&scenario.variants(), &simulated.regions);
+        staging.write("regions.csv", &csv)?;
     }
     let recommended: Vec<_> = by_policy(scenario, rows)
         .iter()

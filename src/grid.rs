@@ -124,17 +124,21 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
 /// Writes the sweep charts and returns the terminal's grid.
 fn finish(staging: &Staging, head: &Manifest, sweep_csv: &[u8]) -> anyhow::Result<String> {
     let rows = grid_report::read_sweep(head.fields.len(), sweep_csv).map_err(anyhow::Error::msg)?;
-    for chart in chart::sweep_charts(&head.fields, &rows).map_err(anyhow::Error::msg)? {
+    let charts = chart::sweep_charts(&head.fields, &rows).map_err(anyhow::Error::msg)?;
+    for chart in &charts {
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
         staging.write(&format!("{}.png", chart.name), &chart.png)?;
     }
-    Ok(grid_report::render(
+    let grid = grid_report::render(
         &head.scenario,
         &head.fields,
         &rows,
         &head.target,
         Some(head.shard_counts),
-    ))
+    );
+    let page = crate::report::html::render_sweep(&head.scenario, &grid, &charts);
+    staging.write("report.html", page.as_bytes())?;
+    Ok(grid)
 }
 
 /// Simulates `held` configurations of `grid` in parallel on the current rayon pool (each

@@ -1,7 +1,7 @@
 //! Synthetic likes: Poisson arrival times over the scenario's rate profile (see
 //! [`super::clock`]), each with its key, user, hold and slot draws.
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Zipf};
 
 use super::clock::PoissonClock;
@@ -16,6 +16,8 @@ pub struct SyntheticSource {
     clock: PoissonClock,
     hold: HoldDist,
     keys: Option<Zipf<f64>>,
+    /// With `[regions]`: each region's cumulative share (a like's region is its key).
+    regions: Option<Vec<f64>>,
     users: u64,
     needs: DrawNeeds,
     hold_rng: SimRng,
@@ -40,6 +42,16 @@ impl SyntheticSource {
             clock: PoissonClock::new(segments, stream_rng(seed, Stream::Arrivals)),
             hold: scenario.hold.clone(),
             keys,
+            regions: scenario.regions.as_ref().map(|plan| {
+                let mut total = 0.0;
+                plan.shares
+                    .iter()
+                    .map(|share| {
+                        total += share;
+                        total
+                    })
+                    .collect()
+            }),
             users: scenario.users,
             needs,
             hold_rng: stream_rng(seed, Stream::Holds),
@@ -53,9 +65,14 @@ impl SyntheticSource {
     #[inline]
     pub fn next_arrival(&mut self) -> Option<Arrival> {
         let at = self.clock.next_time()?;
-        let key = match &self.keys {
-            Some(zipf) => zipf.sample(&mut self.key_rng) as u32 - 1,
-            None => 0,
+        let key = match (&self.keys, &self.regions) {
+            (Some(zipf), _) => zipf.sample(&mut self.key_rng) as u32 - 1,
+            (None, Some(cumulative)) => {
+                let unit: f64 = self.key_rng.random();
+                let region = cumulative.iter().position(|&c| unit < c);
+                region.unwrap_or(cumulative.len() - 1) as u32
+            }
+            (None, None) => 0,
         };
         let user = if self.needs.users {
             bounded(self.user_rng.next_u64(), self.users)

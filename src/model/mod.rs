@@ -29,6 +29,7 @@ pub mod locks;
 pub mod machine;
 pub mod pipeline;
 pub mod random;
+pub mod regions;
 pub mod resources;
 pub mod rows;
 pub mod time;

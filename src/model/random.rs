@@ -42,6 +42,11 @@ pub enum Stream {
     Overhead = 13,
     /// How many copies of a trace line arrive, and their jitter (`[arrivals] scale`).
     Traffic = 14,
+    /// The lag of each copy between regions (`[regions]`; a like's region is drawn from
+    /// [`Stream::Keys`], as a key is).
+    Lags = 16,
+    /// Whether an update is an unlike (`[regions] unlike_fraction`).
+    Unlikes = 17,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

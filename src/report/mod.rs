@@ -29,6 +29,7 @@ pub mod json;
 pub mod output;
 pub mod plan;
 pub mod record;
+pub mod regions;
 pub mod summary;
 pub mod table;
 pub mod terminal;

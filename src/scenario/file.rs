@@ -60,6 +60,8 @@ pub struct ScenarioFile {
     pub machine: Option<MachineTable>,
     /// The WAL flush every commit waits for.
     pub wal: Option<WalTable>,
+    /// Regions taking the likes, each on its own rows, copying their counts to each other.
+    pub regions: Option<RegionsTable>,
     /// A grid sweep: scenario fields by path (`"hold.ms"`, `"arrivals.scale"`, `policy`) and the
     /// values to try; every combination is run as its own configuration (see
     /// [`super::grid`]).
@@ -373,4 +375,36 @@ pub struct ReadsTable {
     pub reads_lock: Option<bool>,
     /// How long a locking read holds the rows, ms. Default: the mean hold.
     pub lock_hold_ms: Option<f64>,
+}
+
+/// `[regions]`: regions that each take a share of the likes on their own rows and copy their
+/// counts to each other in the background.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionsTable {
+    /// The regions' names, e.g. `["mumbai", "singapore"]`.
+    pub names: Option<Vec<String>>,
+    /// Each region's share of the likes, in the same order (summing to 1).
+    pub shares: Option<Vec<f64>>,
+    /// `g-counter` (per-region entries merged by the larger) or `lww` (last write wins), or
+    /// both as a list, each on the same likes and lags.
+    pub replication: Option<ReplicationList>,
+    /// The lag of one copy between regions (the fields of `[hold]`).
+    pub lag_ms: Option<HoldTable>,
+    /// How often each region sends its counts, ms. Default 1000.
+    pub sync_every_ms: Option<f64>,
+    /// The share of updates that are unlikes. Default 0.
+    pub unlike_fraction: Option<f64>,
+    /// The count every region shows at the start. Default 0.
+    pub initial: Option<u64>,
+}
+
+/// `replication`: one merge rule or a list of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReplicationList {
+    /// One rule.
+    One(String),
+    /// Several, compared side by side.
+    Many(Vec<String>),
 }

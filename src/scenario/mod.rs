@@ -8,6 +8,7 @@ pub mod file;
 pub mod grid;
 mod include;
 mod machine;
+mod regions;
 mod validate;
 
 use std::borrow::Cow;
@@ -90,6 +91,8 @@ pub struct Scenario {
     /// Whether the sweep runs the event-driven pipeline: with machine sections, or when asked
     /// (`--engine event`); otherwise the exact core's closed form (the fast path).
     pub pipeline: bool,
+    /// Regions taking the likes on their own rows (region i is key i), copying their counts.
+    pub regions: Option<std::sync::Arc<crate::model::regions::RegionsPlan>>,
     /// The most requests one shard count may hold queued before it is stopped as saturated
     /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
     pub queue_limit: u64,
@@ -319,6 +322,9 @@ impl Scenario {
     /// The busiest key's share of the arrivals: 1 for one key; `1 / Σ k^−s` for Zipf keys
     /// (rank 1); a trace's most frequent key's share.
     pub fn hot_key_share(&self) -> f64 {
+        if let Some(regions) = &self.regions {
+            return regions.shares.iter().copied().fold(0.0, f64::max);
+        }
         match &self.arrivals {
             ArrivalPlan::Trace(info) => info.hot_key_share,
             ArrivalPlan::Poisson { .. } if self.keys.count > 1 => {
@@ -332,6 +338,17 @@ impl Scenario {
 
     /// The busiest key: Zipf rank 1 (key 0), or a trace's most frequent key.
     pub fn hot_key(&self) -> u32 {
+        if let Some(regions) = &self.regions {
+            let hottest = regions
+                .shares
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, 0.0),
+                    |best, (i, &s)| if s > best.1 { (i, s) } else { best },
+                );
+            return hottest.0 as u32;
+        }
         match &self.arrivals {
             ArrivalPlan::Trace(info) => info.hot_key,
             ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
@@ -376,6 +393,9 @@ impl Scenario {
 
     /// Number of distinct keys the arrivals can name.
     pub fn key_count(&self) -> usize {
+        if let Some(regions) = &self.regions {
+            return regions.names.len();
+        }
         match &self.arrivals {
             ArrivalPlan::Poisson { .. } => self.keys.count as usize,
             ArrivalPlan::Trace(info) => info.keys.len(),
@@ -385,6 +405,9 @@ impl Scenario {
 
     /// The display name of a dense key id: the trace's key, or the synthetic key's rank − 1.
     pub fn key_name(&self, key: u32) -> Cow<'_, str> {
+        if let Some(regions) = &self.regions {
+            return Cow::Borrowed(&regions.names[key as usize]);
+        }
         match &self.arrivals {
             ArrivalPlan::Trace(info) => Cow::Borrowed(info.keys.name(key)),
             ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => Cow::Owned(key.to_string()),

@@ -212,6 +212,10 @@ pub(super) fn resolve(
             ),
         ));
     }
+    let plain_core = features.is_empty() && machine.is_empty() && !pipeline;
+    let regions = super::regions::resolve_regions(&file, &arrivals, plain_core)
+        .map_err(|(field, m)| err(&field, m))?
+        .map(std::sync::Arc::new);
     let mut scenario = Scenario {
         path: path.to_path_buf(),
         name,
@@ -236,6 +240,7 @@ pub(super) fn resolve(
         read_segments,
         machine: std::sync::Arc::new(machine),
         pipeline,
+        regions,
         queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };

@@ -15,6 +15,7 @@ mod model;
 mod planning;
 mod policies;
 mod queueing;
+mod regions;
 mod reports;
 mod robustness;
 mod scenarios;

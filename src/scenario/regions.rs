@@ -1,0 +1,155 @@
+//! `[regions]`: resolved and checked. Regions take the likes of one post on their own rows on
+//! the exact core, so they go with a synthetic stream of one key and no client behaviours,
+//! machine or adaptive rows (each an explicit refusal naming the section).
+
+use super::ArrivalPlan;
+use super::file::{RegionsTable, ReplicationList, ScenarioFile};
+use super::validate::{FieldError, MAX_HOLD_MS, Min, number, resolve_hold};
+use crate::model::regions::{RegionsPlan, Replication};
+use crate::model::time::ms_f64_to_ns;
+
+/// Most regions.
+pub const MAX_REGIONS: usize = 64;
+
+/// The regions of `file`, if it has `[regions]`, checked against the rest of the scenario.
+pub(super) fn resolve_regions(
+    file: &ScenarioFile,
+    arrivals: &ArrivalPlan,
+    plain_core: bool,
+) -> Result<Option<RegionsPlan>, FieldError> {
+    let Some(table) = &file.regions else {
+        return Ok(None);
+    };
+    let refuse = |field: &str, why: &str| Err((field.to_owned(), why.to_owned()));
+    if !matches!(arrivals, ArrivalPlan::Poisson { .. }) {
+        return refuse(
+            "regions",
+            "regions share a synthetic stream of likes (arrivals.rate_per_s or profile); a trace or a closed loop is not split by region",
+        );
+    }
+    if file
+        .keys
+        .as_ref()
+        .and_then(|k| k.count)
+        .is_some_and(|c| c > 1)
+    {
+        return refuse(
+            "regions",
+            "regions model one post's likes: leave out [keys] count (each region is its own key)",
+        );
+    }
+    if !plain_core || file.adaptive.is_some() {
+        return refuse(
+            "regions",
+            "regions run on the exact core: leave out [client], [batching], [pool], [reads], [adaptive] and the machine sections",
+        );
+    }
+    resolve_table(table).map(Some)
+}
+
+fn resolve_table(table: &RegionsTable) -> Result<RegionsPlan, FieldError> {
+    let field = |name: &str| format!("regions.{name}");
+    let names = table.names.clone().unwrap_or_default();
+    if names.len() < 2 || names.len() > MAX_REGIONS {
+        return Err((
+            field("names"),
+            format!("list 2 to {MAX_REGIONS} region names, e.g. [\"mumbai\", \"singapore\"]"),
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        if name.trim().is_empty() || names[..i].contains(name) {
+            return Err((
+                field("names"),
+                format!("{name:?} is empty or repeated: name each region once"),
+            ));
+        }
+    }
+    let shares = table.shares.clone().unwrap_or_default();
+    if shares.len() != names.len() {
+        return Err((
+            field("shares"),
+            format!(
+                "give one share per region ({} names, {} shares)",
+                names.len(),
+                shares.len()
+            ),
+        ));
+    }
+    for &share in &shares {
+        number(share, Min::Above(0.0), 1.0).map_err(|m| (field("shares"), m))?;
+    }
+    let total: f64 = shares.iter().sum();
+    if (total - 1.0).abs() > 1e-6 {
+        return Err((field("shares"), format!("must sum to 1, got {total}")));
+    }
+    let rules: Vec<String> = match &table.replication {
+        Some(ReplicationList::One(rule)) => vec![rule.clone()],
+        Some(ReplicationList::Many(rules)) => rules.clone(),
+        None => Vec::new(),
+    };
+    let mut replications = Vec::with_capacity(rules.len());
+    for rule in &rules {
+        let replication = match rule.as_str() {
+            "g-counter" => Replication::GCounter,
+            "lww" => Replication::Lww,
+            other => {
+                return Err((
+                    field("replication"),
+                    format!(
+                        "{other:?} is not a merge rule: use \"g-counter\" (no likes lost), \"lww\" (last write wins) or both"
+                    ),
+                ));
+            }
+        };
+        if replications.contains(&replication) {
+            return Err((field("replication"), format!("lists {rule} twice")));
+        }
+        replications.push(replication);
+    }
+    if replications.is_empty() {
+        return Err((
+            field("replication"),
+            "missing: \"g-counter\", \"lww\" or [\"g-counter\", \"lww\"] to compare them".into(),
+        ));
+    }
+    let lag = match &table.lag_ms {
+        Some(lag) if lag.per_waiter_ms.is_some() => {
+            return Err((
+                field("lag_ms.per_waiter_ms"),
+                "belongs to [hold] only".into(),
+            ));
+        }
+        Some(lag) => resolve_hold(lag).map_err(|(f, m)| (field(&format!("lag_ms.{f}")), m))?,
+        None => {
+            return Err((
+                field("lag_ms"),
+                "missing: the copy's lag between regions, e.g. lag_ms = { dist = \"constant\", ms = 120 }".into(),
+            ));
+        }
+    };
+    let sync_every_ms = number(
+        table.sync_every_ms.unwrap_or(1000.0),
+        Min::Above(0.0),
+        MAX_HOLD_MS,
+    )
+    .map_err(|m| (field("sync_every_ms"), m))?;
+    let sync_every = ms_f64_to_ns(sync_every_ms).max(1);
+    let unlike_fraction = number(table.unlike_fraction.unwrap_or(0.0), Min::AtLeast(0.0), 0.5)
+        .map_err(|m| (field("unlike_fraction"), m))?;
+    let initial = table.initial.unwrap_or(0);
+    if initial > 1 << 50 {
+        return Err((
+            field("initial"),
+            format!("must be at most {}, got {initial}", 1u64 << 50),
+        ));
+    }
+    Ok(RegionsPlan {
+        names,
+        shares,
+        replications,
+        lag,
+        sync_every,
+        unlike_fraction,
+        initial,
+    })
+}
