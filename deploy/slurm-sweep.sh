@@ -4,10 +4,12 @@
 #   sbatch --array=0-15 deploy/slurm-sweep.sh scenarios/grid.toml
 #   # the merge runs by itself once every task has succeeded (see the end of this script)
 #
-# Each array task runs one slice of the grid's configurations: `--partition auto` reads
-# SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT, so the slice count is
-# whatever --array says. The assignment of configurations to slices depends only on the grid,
+# Each array task runs one slice of the grid's units (configurations × replications):
+# `--partition auto` reads SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT,
+# so the slice count is whatever --array says. The assignment of units to slices depends only
+# on the grid,
 # so a failed task can be re-run alone (sbatch --array=7 ...) and the merge is still exact.
+# The merge reloads the scenario from the path the slices recorded: use a shared file system.
 #
 #SBATCH --job-name=shardsim-sweep
 #SBATCH --cpus-per-task=2          # every core of a task is used (configurations in parallel)

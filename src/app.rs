@@ -235,11 +235,23 @@ fn run_grid(
     for configuration in &mut grid.configurations {
         admit(&mut configuration.scenario, &args.flags)?;
     }
+    // A slice's work: its share of each configuration's replications.
+    let units = crate::partition::units(&grid);
     let held: Vec<budget::Estimate> = grid
         .configurations
         .iter()
-        .filter(|c| partition.is_none_or(|p| p.holds(c.index)))
-        .map(|c| budget::estimate(&c.scenario, threads(&args.flags)))
+        .filter_map(|c| {
+            let reps = units
+                .iter()
+                .enumerate()
+                .filter(|(u, (config, _))| {
+                    *config == c.index && partition.is_none_or(|p| p.holds(*u))
+                })
+                .count();
+            let mut estimate = budget::estimate(&c.scenario, threads(&args.flags));
+            estimate.requests *= reps as f64 / f64::from(c.scenario.replications);
+            (reps > 0).then_some(estimate)
+        })
         .collect();
     budget::admit_grid(
         &args.scenario,
@@ -263,8 +275,9 @@ fn run_grid(
         .into());
     }
     let run = crate::grid::GridRun {
+        path: &args.scenario,
         text: &text,
-        overrides: format!("{overrides:?}"),
+        overrides,
         partition,
         out_dir: &out_dir,
         print: output_format(args.format, args.flags.quiet).is_some(),

@@ -1,7 +1,8 @@
 //! Running a grid sweep (see [`crate::scenario::grid`]): every configuration — or a
 //! partition's share of them — simulated on every core, configurations in parallel and each
 //! configuration's shard counts and replications in parallel inside it; then the tidy CSVs,
-//! the sweep chart and the terminal's grid. `shardsim merge` joins a partition's slices into
+//! the sweep chart and the terminal's grid. A partition's slice runs its units
+//! (configuration × replication) and keeps their runs; `shardsim merge` summarises them into
 //! the same output.
 
 use std::io::IsTerminal;
@@ -23,10 +24,12 @@ use crate::sweep::{self, NoProgress};
 /// What a grid run needs besides its grid.
 #[derive(Debug)]
 pub struct GridRun<'a> {
+    /// The scenario file (recorded absolute in a slice's manifest, for the merge).
+    pub path: &'a Path,
     /// The scenario file's text (written to `scenario.toml`, and fingerprinted).
     pub text: &'a str,
-    /// A description of the command line's overrides (fingerprinted: slices of one run share it).
-    pub overrides: String,
+    /// The command line's overrides (fingerprinted and recorded: slices of one run share them).
+    pub overrides: &'a crate::scenario::Overrides,
     /// The slice to run, or all of it.
     pub partition: Option<Partition>,
     /// The output folder.
@@ -37,42 +40,33 @@ pub struct GridRun<'a> {
     pub no_fail: bool,
 }
 
-/// Simulates every configuration of `grid` held by the run's slice and writes its output.
-/// Each configuration must have been admitted (its queue limit set) already.
+/// Simulates `grid` — every configuration, or the units of the run's slice — and writes its
+/// output. Each configuration must have been admitted (its queue limit set) already.
 pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
-    let held: Vec<&Configuration> = grid
-        .configurations
-        .iter()
-        .filter(|c| run.partition.is_none_or(|p| p.holds(c.index)))
-        .collect();
+    if let Some(partition) = run.partition {
+        return run_slice(grid, run, partition);
+    }
+    let held: Vec<&Configuration> = grid.configurations.iter().collect();
     let staging = Staging::prepare(run.out_dir)?;
-    let bar = progress_bar(held.len() as u64, run.print);
+    let bar = progress_bar(held.len() as u64, "configurations", run.print);
     let blocks = simulate_all(grid, &held, &|| bar.inc(1));
     bar.finish_and_clear();
     let mut blocks = blocks?;
-    let head = head_manifest(grid, run);
+    let head = head_manifest(
+        grid,
+        run,
+        Partition {
+            slice: 1,
+            slices: 1,
+        },
+    )?;
     let first = &grid.configurations[0].scenario;
     let [summary, timeseries, sweep_csv] = grid_report::assemble(&grid.fields, &mut blocks);
     staging.write("summary.csv", &summary)?;
     staging.write("timeseries.csv", &timeseries)?;
     staging.write("sweep.csv", &sweep_csv)?;
     staging.write("scenario.toml", scenario_toml(first, run.text).as_bytes())?;
-    let text = match run.partition {
-        Some(p) => {
-            let manifest = partition::manifest(&head, &blocks);
-            let json = serde_json::to_string_pretty(&manifest)? + "\n";
-            staging.write(partition::MANIFEST, json.as_bytes())?;
-            format!(
-                "{}: slice {} of {} — {} of the {} configurations\n",
-                first.name,
-                p.slice,
-                p.slices,
-                blocks.len(),
-                grid.configurations.len()
-            )
-        }
-        None => finish(&staging, &head, &sweep_csv)?,
-    };
+    let text = finish(&staging, &head, &sweep_csv)?;
     staging.commit()?;
     if run.print {
         print!("{text}");
@@ -81,7 +75,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
     let rows =
         grid_report::read_sweep(grid.fields.len(), &sweep_csv).map_err(anyhow::Error::msg)?;
     let unmet = rows.iter().filter(|r| r.recommended.is_none()).count();
-    if first.slo.is_set() && unmet > 0 && run.partition.is_none() && !run.no_fail {
+    if first.slo.is_set() && unmet > 0 && !run.no_fail {
         return Err(Failed(format!(
             "{unmet} of the {} configurations × policies meet no target of [slo] ({}) at any simulated shard count; \
              the results are in {}; simulate more shards, or pass --no-fail to only report",
@@ -94,14 +88,122 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Simulates the units (configuration, replication) of one slice and writes their runs and
+/// the slice's manifest.
+fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Result<()> {
+    let held: Vec<(usize, u32)> = partition::units(grid)
+        .into_iter()
+        .enumerate()
+        .filter(|(unit, _)| partition.holds(*unit))
+        .map(|(_, unit)| unit)
+        .collect();
+    let staging = Staging::prepare(run.out_dir)?;
+    let bar = progress_bar(held.len() as u64, "units", run.print);
+    let mut by_configuration: Vec<(usize, Vec<u32>)> = Vec::new();
+    for &(configuration, replication) in &held {
+        match by_configuration.last_mut() {
+            Some((c, reps)) if *c == configuration => reps.push(replication),
+            _ => by_configuration.push((configuration, vec![replication])),
+        }
+    }
+    let done: Result<Vec<Vec<partition::UnitRuns>>, InputError> = by_configuration
+        .par_iter()
+        .map(|(configuration, replications)| {
+            let scenario = &grid.configurations[*configuration].scenario;
+            let runs = sweep::run_some_replications(scenario, replications)?;
+            bar.inc(replications.len() as u64);
+            Ok(replications
+                .iter()
+                .zip(runs)
+                .map(|(&replication, runs)| partition::UnitRuns {
+                    configuration: *configuration,
+                    replication,
+                    runs,
+                })
+                .collect())
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut lines = String::new();
+    for unit in done?.into_iter().flatten() {
+        lines.push_str(&serde_json::to_string(&unit)?);
+        lines.push('\n');
+    }
+    staging.write(partition::RUNS, lines.as_bytes())?;
+    let manifest = Manifest {
+        held: held.clone(),
+        ..head_manifest(grid, run, partition)?
+    };
+    let json = serde_json::to_string_pretty(&manifest)? + "\n";
+    staging.write(partition::MANIFEST, json.as_bytes())?;
+    let first = &grid.configurations[0].scenario;
+    staging.write("scenario.toml", scenario_toml(first, run.text).as_bytes())?;
+    staging.commit()?;
+    if run.print {
+        println!(
+            "{}: slice {} of {} — {} of the {} units (configurations × replications)",
+            first.name,
+            partition.slice,
+            partition.slices,
+            held.len(),
+            manifest.units
+        );
+        println!("wrote {}", run.out_dir.display());
+    }
+    Ok(())
+}
+
 /// Joins the slices in `parts` into `out_dir`: byte for byte the output of the run that was
-/// partitioned.
+/// partitioned. The scenario is reloaded from where the slices ran it, and must be unchanged.
 pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<()> {
     let slices = partition::read_slices(parts)?;
+    let head = &slices.manifest;
+    let path = &head.scenario_path;
+    let text = std::fs::read_to_string(path).map_err(|err| {
+        InputError::file(path, format!("cannot read the slices' scenario: {err}"))
+    })?;
+    let overrides = format!("{:?}", head.overrides);
+    let version = env!("CARGO_PKG_VERSION");
+    if partition::fingerprint(&[version, &text, &overrides]) != head.fingerprint {
+        return Err(InputError::file(
+            path,
+            "changed since the slices ran it (or this shardsim is another version): re-run the slices",
+        )
+        .into());
+    }
+    let grid = Scenario::load_grid(path, &head.overrides)?;
+    let mut reps: Vec<Vec<Option<Vec<crate::model::ShardRun>>>> = grid
+        .configurations
+        .iter()
+        .map(|c| vec![None; c.scenario.replications as usize])
+        .collect();
+    for unit in slices.units {
+        let slot = reps
+            .get_mut(unit.configuration)
+            .and_then(|c| c.get_mut(unit.replication as usize))
+            .ok_or_else(|| {
+                InputError::flag("merge", "a slice holds a unit the grid does not have")
+            })?;
+        *slot = Some(unit.runs);
+    }
+    let mut blocks = Vec::with_capacity(grid.configurations.len());
+    for (configuration, reps) in grid.configurations.iter().zip(reps) {
+        let reps: Vec<Vec<crate::model::ShardRun>> = reps
+            .into_iter()
+            .collect::<Option<_>>()
+            .ok_or_else(|| InputError::flag("merge", "a replication is missing from the slices"))?;
+        // Per shard count, its replications in order (as run_replications returns them).
+        let mut runs: Vec<Vec<crate::model::ShardRun>> =
+            vec![Vec::new(); configuration.scenario.variants().len()];
+        for rep in reps {
+            for (index, run) in rep.into_iter().enumerate() {
+                runs[index].push(run);
+            }
+        }
+        blocks.push(block_of(&grid, configuration, &runs));
+    }
     let staging = Staging::prepare(out_dir)?;
-    let mut blocks = slices.blocks;
-    let [summary, timeseries, sweep_csv] =
-        grid_report::assemble(&slices.manifest.fields, &mut blocks);
+    let [summary, timeseries, sweep_csv] = grid_report::assemble(&grid.fields, &mut blocks);
     staging.write("summary.csv", &summary)?;
     staging.write("timeseries.csv", &timeseries)?;
     staging.write("sweep.csv", &sweep_csv)?;
@@ -112,7 +214,7 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         )
     })?;
     staging.write("scenario.toml", &toml)?;
-    let text = finish(&staging, &slices.manifest, &sweep_csv)?;
+    let text = finish(&staging, head, &sweep_csv)?;
     staging.commit()?;
     if print {
         print!("{text}");
@@ -163,39 +265,55 @@ fn simulate(grid: &Grid, configuration: &Configuration) -> Result<ConfigBlock, I
     let scenario = &configuration.scenario;
     let observers = vec![NoEvents; scenario.variants().len()];
     let (runs, _) = sweep::run_replications(scenario, observers, &NoProgress)?;
+    Ok(block_of(grid, configuration, &runs))
+}
+
+/// A configuration's block from its runs (per shard count, its replications in order).
+fn block_of(
+    grid: &Grid,
+    configuration: &Configuration,
+    runs: &[Vec<crate::model::ShardRun>],
+) -> ConfigBlock {
+    let scenario = &configuration.scenario;
     let rows: Vec<_> = runs.iter().map(|reps| summarize(scenario, reps)).collect();
     let first: Vec<_> = runs.iter().map(|reps| reps[0].clone()).collect();
-    Ok(grid_report::config_block(
+    grid_report::config_block(
         configuration.index,
         &grid.fields,
         &configuration.values,
         scenario,
         &rows,
         &first,
-    ))
+    )
 }
 
 /// The manifest's fields every slice of the run shares.
-fn head_manifest(grid: &Grid, run: &GridRun<'_>) -> Manifest {
+fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Result<Manifest> {
     let first = &grid.configurations[0].scenario;
     let version = env!("CARGO_PKG_VERSION");
-    let partition = run.partition.unwrap_or(Partition {
-        slice: 1,
-        slices: 1,
-    });
-    Manifest {
+    let overrides = format!("{:?}", run.overrides);
+    let scenario_path = std::fs::canonicalize(run.path).map_err(|err| {
+        InputError::file(
+            run.path,
+            format!("cannot resolve the scenario's path: {err}"),
+        )
+    })?;
+    Ok(Manifest {
         shardsim: version.to_owned(),
         scenario: first.name.clone(),
-        fingerprint: partition::fingerprint(&[version, run.text, &run.overrides]),
+        scenario_path,
+        overrides: run.overrides.clone(),
+        fingerprint: partition::fingerprint(&[version, run.text, &overrides]),
         seed: first.seed,
         slice: partition.slice,
         slices: partition.slices,
         configurations: grid.configurations.len(),
+        units: partition::units(grid).len(),
         fields: grid.fields.clone(),
         target: target_text(first),
         shard_counts: first.shards.len(),
         held: Vec::new(),
-    }
+    })
 }
 
 /// How the grid's recommendation is chosen, for the terminal.
@@ -216,14 +334,14 @@ fn scenario_toml(scenario: &Scenario, text: &str) -> String {
     )
 }
 
-fn progress_bar(configurations: u64, print: bool) -> indicatif::ProgressBar {
+fn progress_bar(count: u64, what: &str, print: bool) -> indicatif::ProgressBar {
     if !print || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(configurations);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{prefix} [{bar:40}] {pos}/{len} configurations ({eta} left)",
-    ) {
+    let bar = indicatif::ProgressBar::new(count);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {what} ({{eta}} left)"
+    )) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix("sweep");

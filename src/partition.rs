@@ -1,13 +1,16 @@
 //! Partitions: a grid sweep too big for one machine runs as M slices — the tasks of a job
 //! array on Slurm or a Kubernetes Indexed Job — and `shardsim merge` joins them.
 //!
-//! Slice K of M holds the configurations whose grid index is K − 1 modulo M: a stable
-//! assignment that depends on nothing but the grid (not on threads, machines or timing), and
-//! that spreads neighbouring, similarly expensive configurations over the slices. A slice's
-//! folder holds its configurations' CSV rows and `partition.json`, which names the scenario
-//! (by a fingerprint of its text and the command line's overrides), the seed, the shardsim
-//! version, the slice and how many rows each configuration wrote, so the merge can refuse
-//! slices that do not belong together and put every row back in grid order.
+//! The units of work are the grid's configurations × replications, in grid order (each
+//! configuration's replications together). Slice K of M holds the units whose index is K − 1
+//! modulo M: a stable assignment that depends on nothing but the grid (not on threads,
+//! machines or timing), and that spreads neighbouring, similarly expensive units over the
+//! slices. A slice's folder holds its units' runs (`runs.jsonl`: every shard count's results,
+//! histograms included, as the single run keeps them) and `partition.json`, which names the
+//! scenario (its path, and a fingerprint of its text and the command line's overrides), the
+//! seed, the shardsim version and the slice; the merge reloads the scenario, refuses slices that
+//! do not belong together, and summarises every configuration's replications exactly as the
+//! single run does.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +18,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
-use crate::report::grid::ConfigBlock;
 
 /// The manifest's file name in a slice's folder.
 pub const MANIFEST: &str = "partition.json";
@@ -119,14 +121,21 @@ impl Partition {
     }
 }
 
+/// A slice's runs file in its folder.
+pub const RUNS: &str = "runs.jsonl";
+
 /// What a slice's folder holds, in `partition.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// The shardsim version that wrote it.
     pub shardsim: String,
     /// The scenario's name.
     pub scenario: String,
-    /// A fingerprint of the scenario's text (with includes) and the command line's overrides.
+    /// The scenario file, absolute (the merge reloads it).
+    pub scenario_path: PathBuf,
+    /// The command line's overrides the slice ran with.
+    pub overrides: crate::scenario::Overrides,
+    /// A fingerprint of the version, the scenario's text and the overrides.
     pub fingerprint: String,
     /// The seed.
     pub seed: u64,
@@ -136,27 +145,35 @@ pub struct Manifest {
     pub slices: usize,
     /// The grid's configurations in all.
     pub configurations: usize,
+    /// The grid's units (configurations × replications) in all.
+    pub units: usize,
     /// The swept fields.
     pub fields: Vec<String>,
     /// How a configuration's recommendation is chosen (for the merged terminal grid).
     pub target: String,
     /// Shard counts per configuration.
     pub shard_counts: usize,
-    /// The configurations it holds, with how many lines each wrote to each file.
-    pub held: Vec<Held>,
+    /// The units it holds: (configuration, replication).
+    pub held: Vec<(usize, u32)>,
 }
 
-/// One configuration of a slice: its grid index and its line counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Held {
-    /// Grid index.
-    pub index: usize,
-    /// Rows in `summary.csv`.
-    pub summary: usize,
-    /// Rows in `timeseries.csv`.
-    pub timeseries: usize,
-    /// Rows in `sweep.csv`.
-    pub sweep: usize,
+/// One unit's results, a line of `runs.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnitRuns {
+    /// Its configuration's grid index.
+    pub configuration: usize,
+    /// Its replication.
+    pub replication: u32,
+    /// Every shard count's run, in the scenario's order.
+    pub runs: Vec<crate::model::ShardRun>,
+}
+
+/// The units of a grid: (configuration, replication), in grid order.
+pub fn units(grid: &crate::scenario::grid::Grid) -> Vec<(usize, u32)> {
+    grid.configurations
+        .iter()
+        .flat_map(|c| (0..c.scenario.replications).map(move |r| (c.index, r)))
+        .collect()
 }
 
 /// A stable 64-bit fingerprint of `parts` (FNV-1a), as hex.
@@ -171,30 +188,13 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{hash:016x}")
 }
 
-/// A slice's manifest for `blocks`.
-pub fn manifest(head: &Manifest, blocks: &[ConfigBlock]) -> Manifest {
-    let rows = |text: &str| text.lines().count().saturating_sub(1);
-    Manifest {
-        held: blocks
-            .iter()
-            .map(|block| Held {
-                index: block.index,
-                summary: rows(&block.summary),
-                timeseries: rows(&block.timeseries),
-                sweep: block.sweep.lines().count(),
-            })
-            .collect(),
-        ..head.clone()
-    }
-}
-
-/// Every slice's manifest and blocks, checked to belong together and complete.
+/// Every slice's manifest and runs, checked to belong together and complete.
 #[derive(Debug)]
 pub struct Slices {
-    /// The first slice's manifest (fields, scenario, seed).
+    /// The first slice's manifest (scenario, overrides, fields).
     pub manifest: Manifest,
-    /// Every configuration's block.
-    pub blocks: Vec<ConfigBlock>,
+    /// Every unit's runs, in no particular order.
+    pub units: Vec<UnitRuns>,
     /// The first slice's folder (for its `scenario.toml`).
     pub first: PathBuf,
 }
@@ -205,7 +205,7 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
     let mut by_slice: BTreeMap<usize, (PathBuf, Manifest)> = BTreeMap::new();
     for folder in folders {
         let manifest = read_manifest(folder)?;
-        if let Some((_, first)) = by_slice.values().next() {
+        if let Some((first_folder, first)) = by_slice.values().next() {
             let differs = [
                 (first.shardsim != manifest.shardsim, "shardsim version"),
                 (
@@ -216,7 +216,6 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
                 (first.slices != manifest.slices, "slice count"),
             ];
             if let Some((_, what)) = differs.iter().find(|(d, _)| *d) {
-                let (first_folder, _) = by_slice.values().next().expect("non-empty");
                 return Err(InputError::file(
                     folder,
                     format!(
@@ -239,10 +238,10 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
         }
         by_slice.insert(manifest.slice, (folder.clone(), manifest));
     }
-    let Some((_, (_, head))) = by_slice.iter().next() else {
+    let Some((_, (first, head))) = by_slice.iter().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
-    let head = head.clone();
+    let (first, head) = (first.clone(), head.clone());
     if let Some(missing) = (1..=head.slices).find(|k| !by_slice.contains_key(k)) {
         return Err(InputError::flag(
             "merge",
@@ -254,24 +253,34 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
             ),
         ));
     }
-    let mut blocks = Vec::with_capacity(head.configurations);
+    let mut units = Vec::with_capacity(head.units);
     for (folder, manifest) in by_slice.values() {
-        blocks.extend(read_blocks(folder, manifest)?);
+        let read = read_units(folder)?;
+        let held: Vec<(usize, u32)> = read
+            .iter()
+            .map(|u| (u.configuration, u.replication))
+            .collect();
+        if held != manifest.held {
+            return Err(InputError::file(
+                &folder.join(RUNS),
+                "does not hold the units its partition.json lists (changed or cut short)",
+            ));
+        }
+        units.extend(read);
     }
-    if blocks.len() != head.configurations {
+    if units.len() != head.units {
         return Err(InputError::flag(
             "merge",
             format!(
-                "the slices hold {} configurations, not the grid's {}",
-                blocks.len(),
-                head.configurations
+                "the slices hold {} units, not the grid's {}",
+                units.len(),
+                head.units
             ),
         ));
     }
-    let first = by_slice.values().next().expect("non-empty").0.clone();
     Ok(Slices {
         manifest: head,
-        blocks,
+        units,
         first,
     })
 }
@@ -288,68 +297,18 @@ fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
         .map_err(|err| InputError::file(&path, format!("is not a partition manifest: {err}")))
 }
 
-/// A slice's blocks, cut from its CSVs by the manifest's line counts.
-fn read_blocks(folder: &Path, manifest: &Manifest) -> Result<Vec<ConfigBlock>, InputError> {
-    let read = |name: &str| -> Result<String, InputError> {
-        std::fs::read_to_string(folder.join(name))
-            .map_err(|err| InputError::file(&folder.join(name), format!("cannot read: {err}")))
-    };
-    let summary = read("summary.csv")?;
-    let timeseries = read("timeseries.csv")?;
-    let sweep = read("sweep.csv")?;
-    let mut summary = Cut::new(&summary, true);
-    let mut timeseries = Cut::new(&timeseries, true);
-    let mut sweep = Cut::new(&sweep, true);
-    let mut blocks = Vec::with_capacity(manifest.held.len());
-    for held in &manifest.held {
-        let damaged = || {
-            InputError::file(
-                folder,
-                "its CSV files do not match its partition.json (changed or cut short)",
-            )
-        };
-        blocks.push(ConfigBlock {
-            index: held.index,
-            summary: summary.take_with_header(held.summary).ok_or_else(damaged)?,
-            timeseries: timeseries
-                .take_with_header(held.timeseries)
-                .ok_or_else(damaged)?,
-            sweep: sweep.take(held.sweep).ok_or_else(damaged)?,
-        });
-    }
-    Ok(blocks)
-}
-
-/// Cuts consecutive rows off a CSV text after its header.
-struct Cut<'a> {
-    header: &'a str,
-    rows: std::str::Lines<'a>,
-}
-
-impl<'a> Cut<'a> {
-    fn new(text: &'a str, has_header: bool) -> Self {
-        let mut rows = text.lines();
-        let header = if has_header {
-            rows.next().unwrap_or("")
-        } else {
-            ""
-        };
-        Cut { header, rows }
-    }
-
-    fn take(&mut self, count: usize) -> Option<String> {
-        let mut out = String::new();
-        for _ in 0..count {
-            out.push_str(self.rows.next()?);
-            out.push('\n');
-        }
-        Some(out)
-    }
-
-    fn take_with_header(&mut self, count: usize) -> Option<String> {
-        let header = self.header;
-        self.take(count).map(|rows| format!("{header}\n{rows}"))
-    }
+fn read_units(folder: &Path) -> Result<Vec<UnitRuns>, InputError> {
+    let path = folder.join(RUNS);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|err| InputError::file(&path, format!("cannot read: {err}")))?;
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            serde_json::from_str(line).map_err(|err| {
+                InputError::trace(&path, i as u64 + 1, format!("is not a unit's runs: {err}"))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -189,19 +189,56 @@ pub fn run_replications<O: Observer + Send>(
             .collect::<Result<_, _>>()?;
         for replication in done {
             for (index, (mut run, _)) in replication.into_iter().enumerate() {
-                // Only the first replication's series and histograms are shown or pooled
-                // beyond their figures: the others keep their summaries.
-                run.windows = Vec::new();
-                run.waits.freeze();
-                if let Some(closed) = run.closed.as_mut() {
-                    closed.responses.freeze();
-                }
-                if let Some(responses) = run.machine.as_mut().and_then(|m| m.responses.as_mut()) {
-                    responses.freeze();
-                }
+                slim_later_replication(&mut run);
                 runs[index].push(run);
             }
         }
     }
     Ok((runs, observers))
+}
+
+/// Only the first replication's series and histograms are shown or pooled beyond their
+/// figures: a later replication keeps its summaries (the behaviours' pooled histograms stay).
+fn slim_later_replication(run: &mut ShardRun) {
+    run.windows = Vec::new();
+    run.waits.freeze();
+    if let Some(closed) = run.closed.as_mut() {
+        closed.responses.freeze();
+    }
+    if let Some(responses) = run.machine.as_mut().and_then(|m| m.responses.as_mut()) {
+        responses.freeze();
+    }
+}
+
+/// Simulates the replications `replications` of every shard count of `scenario` (in
+/// parallel, one per thread at a time), each as [`run_replications`] leaves it — the first
+/// whole, later ones slimmed — so that a partition's slices, joined, summarise to the same
+/// rows. Returns, per replication in the order given, its runs in the scenario's order.
+pub fn run_some_replications(
+    scenario: &Scenario,
+    replications: &[u32],
+) -> Result<Vec<Vec<ShardRun>>, InputError> {
+    let mut out = Vec::with_capacity(replications.len());
+    for batch in replications.chunks(rayon::current_num_threads().max(1)) {
+        let done: Vec<Vec<(ShardRun, NoEvents)>> = batch
+            .par_iter()
+            .map(|&replication| {
+                let silent = vec![NoEvents; scenario.variants().len()];
+                run(scenario, replication, silent, &NoProgress)
+            })
+            .collect::<Result<_, _>>()?;
+        for (&replication, runs) in batch.iter().zip(done) {
+            out.push(
+                runs.into_iter()
+                    .map(|(mut run, _)| {
+                        if replication > 0 {
+                            slim_later_replication(&mut run);
+                        }
+                        run
+                    })
+                    .collect(),
+            );
+        }
+    }
+    Ok(out)
 }

@@ -41,7 +41,7 @@ pub struct AdaptivePolicy {
 const MIN_SAMPLES: u32 = 100;
 
 /// One growth of one key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Growth {
     /// Dense key id.
     pub key: u32,

@@ -165,7 +165,7 @@ impl Attempt {
 }
 
 /// What clients experienced, over the whole simulated period.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClientCounts {
     /// Original likes (first attempts).
     pub likes: u64,

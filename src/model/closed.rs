@@ -27,7 +27,7 @@ use super::time::SimTime;
 const PROGRESS_EVERY: u64 = 1 << 14;
 
 /// What the clients of one shard count saw.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ClosedRun {
     /// Clients in the loop.
     pub clients: u32,

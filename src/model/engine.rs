@@ -124,7 +124,7 @@ pub enum Event {
 }
 
 /// The result of simulating one shard count.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ShardRun {
     /// How its increments chose their rows.
     pub policy: Policy,

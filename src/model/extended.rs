@@ -15,7 +15,7 @@ use super::time::SimTime;
 use crate::stats::WaitStats;
 
 /// The figures of the optional behaviours for one shard count.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ExtendedRun {
     /// Timeouts and retries.
     pub client: Option<ClientRun>,
@@ -28,7 +28,7 @@ pub struct ExtendedRun {
 }
 
 /// What the read path did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReadRun {
     /// Key reads (a feed request reads `feed_size` keys).
     pub key_reads: u64,
@@ -45,7 +45,7 @@ pub struct ReadRun {
 }
 
 /// What the clients experienced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClientRun {
     /// The counts.
     pub counts: ClientCounts,
@@ -54,7 +54,7 @@ pub struct ClientRun {
 }
 
 /// What write batching did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BatchRun {
     /// Likes that reached an app server.
     pub likes: u64,
@@ -76,7 +76,7 @@ pub struct BatchRun {
 }
 
 /// What the connection pool did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PoolRun {
     /// Each neighbour endpoint's name and its requests' waits for a connection.
     pub neighbour_waits: Vec<(String, WaitStats)>,

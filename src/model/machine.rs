@@ -116,7 +116,7 @@ impl MachineModel {
 }
 
 /// What the machine did in one shard count's measured period.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MachineRun {
     /// Cores (0 without `[machine]`).
     pub cores: u32,

@@ -22,7 +22,7 @@ pub use file::ScenarioFile;
 pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
 
 /// Values from the command line that replace the scenario's.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Overrides {
     /// `--shards`: the shard counts.
     pub shards: Option<Vec<u32>>,

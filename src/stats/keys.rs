@@ -26,7 +26,7 @@ struct KeyStat {
 }
 
 /// The figures reported for one hot key.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KeyFigures {
     /// Dense key id.
     pub key: u32,

@@ -15,7 +15,7 @@ use super::waits::WaitStats;
 
 /// One window of the time series; window `k` covers `[k·window, (k+1)·window)`. Kept small
 /// (64 bytes), as a run holds one per window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WindowRow {
     /// Increments that arrived in the window.
     pub arrivals: u64,

@@ -29,7 +29,7 @@ pub struct WaitStats {
 }
 
 /// The figures reported for a set of waits, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct WaitSummary {
     /// Number of waits recorded.
     pub count: u64,
@@ -45,6 +45,59 @@ pub struct WaitSummary {
     pub p999_ns: SimTime,
     /// Longest wait (exact).
     pub max_ns: SimTime,
+}
+
+/// The serialized form of [`WaitStats`] (for a partition's slices): the histogram as its
+/// recorded (value, count) pairs, which rebuild exactly the same buckets.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct WaitStatsForm {
+    buckets: Vec<(u64, u64)>,
+    zeros: u64,
+    count: u64,
+    sum_ns: u128,
+    max_ns: SimTime,
+    frozen: Option<WaitSummary>,
+}
+
+impl serde::Serialize for WaitStats {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        WaitStatsForm {
+            buckets: self
+                .histogram
+                .iter_recorded()
+                .map(|bucket| (bucket.value_iterated_to(), bucket.count_at_value()))
+                .collect(),
+            zeros: self.zeros,
+            count: self.count,
+            sum_ns: self.sum_ns,
+            max_ns: self.max_ns,
+            frozen: self.frozen,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WaitStats {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let form = WaitStatsForm::deserialize(deserializer)?;
+        let mut stats = WaitStats::new();
+        for (value, count) in form.buckets {
+            stats
+                .histogram
+                .record_n(value, count)
+                .map_err(|err| serde::de::Error::custom(format!("a histogram bucket: {err}")))?;
+        }
+        if form.frozen.is_some() {
+            stats.histogram =
+                Histogram::new_with_bounds(1, 2, 1).expect("the smallest histogram is valid");
+        }
+        stats.zeros = form.zeros;
+        stats.count = form.count;
+        stats.sum_ns = form.sum_ns;
+        stats.max_ns = form.max_ns;
+        stats.frozen = form.frozen;
+        Ok(stats)
+    }
 }
 
 impl WaitStats {
@@ -200,6 +253,35 @@ impl AddAssign<&WaitStats> for WaitStats {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_serialized_histogram_comes_back_the_same() {
+        let mut stats = WaitStats::new();
+        for (i, wait) in [0u64, 0, 7, 1_000, 123_456, 9_999_999, 42_000_000_000]
+            .iter()
+            .enumerate()
+        {
+            for _ in 0..=i {
+                stats.record(*wait);
+            }
+        }
+        let text = serde_json::to_string(&stats).unwrap();
+        let back: WaitStats = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.summary(), stats.summary());
+        // Merging into it behaves as merging into the original.
+        let (mut a, mut b) = (stats.clone(), back);
+        let mut more = WaitStats::new();
+        more.record(55_555);
+        a += &more;
+        b += &more;
+        assert_eq!(a.summary(), b.summary());
+        // A frozen one keeps its figures.
+        let mut frozen = stats.clone();
+        frozen.freeze();
+        let back: WaitStats =
+            serde_json::from_str(&serde_json::to_string(&frozen).unwrap()).unwrap();
+        assert_eq!(back.summary(), stats.summary());
+    }
+
     use super::*;
 
     #[test]

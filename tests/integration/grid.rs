@@ -5,10 +5,11 @@ use std::process::{Command, Stdio};
 
 use crate::common;
 
-/// A grid of 5 hold times × 2 traffic levels = 10 configurations (3 and 7 do not divide it).
+/// A grid of 5 hold times × 2 traffic levels = 10 configurations of 2 replications: 20 units
+/// (3 and 7 divide neither).
 fn grid_text(seed: u64) -> String {
     format!(
-        "name = \"grid\"\nseed = {seed}\nshards = [1, 2, 4]\nduration_s = 2\npolicy = [\"earliest-free\", \"random\"]\n\
+        "name = \"grid\"\nseed = {seed}\nshards = [1, 2, 4]\nduration_s = 2\nreplications = 2\npolicy = [\"earliest-free\", \"random\"]\n\
          [hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 1500\n[slo]\np99_ms = 5\n\
          [sweep]\n\"hold.ms\" = [0.2, 0.5, 1, 1.5, 2]\n\"arrivals.scale\" = [1, 2]\n"
     )
@@ -214,7 +215,6 @@ fn partition_auto_reads_the_schedulers_index() {
     let auto = |vars: &[(&str, &str)], flag: &str, out: &str| {
         let output = Command::new(env!("CARGO_BIN_EXE_shardsim"))
             .args(["run", "grid.toml", "--partition", flag, "--out", out, "-q"])
-            .envs(vars.iter().copied())
             .env_remove("SLURM_ARRAY_TASK_ID")
             .env_remove("JOB_COMPLETION_INDEX")
             .envs(vars.iter().copied())
@@ -222,9 +222,10 @@ fn partition_auto_reads_the_schedulers_index() {
             .output()
             .unwrap();
         assert!(output.status.success(), "{}", common::stderr(&output));
-        read(&dir.path().join(out), "summary.csv")
+        read(&dir.path().join(out), "runs.jsonl")
     };
-    let explicit = read(&dir.path().join("explicit"), "summary.csv");
+    let explicit = read(&dir.path().join("explicit"), "runs.jsonl");
+    assert!(!explicit.is_empty());
     let slurm = [
         ("SLURM_ARRAY_TASK_ID", "1"),
         ("SLURM_ARRAY_TASK_COUNT", "3"),
@@ -314,4 +315,28 @@ fn plan_over_a_sweep_answers_each_configuration_as_its_own_plan_would() {
         assert_eq!(ours[2], plan["policy"].as_str().unwrap());
         assert_eq!(ours[3], plan["answer_shards"].to_string(), "{ours:?}");
     }
+}
+
+#[test]
+fn merge_refuses_slices_whose_scenario_changed() {
+    let dir = grid_folder(5);
+    for k in 1..=2 {
+        run_ok(
+            dir.path(),
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                &format!("{k}/2"),
+                "--out",
+                &format!("p{k}"),
+                "-q",
+            ],
+        );
+    }
+    std::fs::write(dir.path().join("grid.toml"), grid_text(6)).unwrap();
+    let output = common::shardsim(dir.path(), &["merge", "p1", "p2", "--out", "merged"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(common::stderr(&output).contains("changed since the slices ran it"));
+    assert!(!dir.path().join("merged").exists());
 }
