@@ -398,7 +398,12 @@ fn write_outputs(
         staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
         staging.write(&format!("{}.png", chart.name), &chart.png)?;
     }
-    let page = html::render(scenario, rows, &charts);
+    let more: Vec<_> = scenario
+        .regions
+        .iter()
+        .map(|_| report::regions::table(&scenario.variants(), &simulated.regions))
+        .collect();
+    let page = html::render(scenario, rows, &charts, &more);
     staging.write("report.html", page.as_bytes())?;
     let mut resolved = scenario.resolved.clone();
     if let ArrivalPlan::Trace(info) = &scenario.arrivals {

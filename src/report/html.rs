@@ -19,8 +19,13 @@ tr.recommended{font-weight:bold;background:#eef6ff}figure{margin:1.5em 0}figure 
 .facts{color:#555}.scroll{overflow-x:auto}figcaption{color:#444;max-width:1100px;margin:.3em auto 0}\
 footer{margin:2em 0 1em;font-size:.9em}";
 
-/// Renders the report page.
-pub fn render(scenario: &Scenario, rows: &[SummaryRow], charts: &[Chart]) -> String {
+/// Renders the report page; `more` are tables shown after the summaries (such as the regions').
+pub fn render(
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+    charts: &[Chart],
+    more: &[super::extended::Table],
+) -> String {
     let mut page = String::new();
     let name = escape(&scenario.name);
     let _ = write!(
@@ -46,6 +51,9 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], charts: &[Chart]) -> Str
         );
         extra_tables(&mut page, group.rows);
     }
+    for table in more {
+        write_table(&mut page, table);
+    }
     page.push_str(&figures(charts));
     page
 }
@@ -70,24 +78,29 @@ pub fn render_sweep(name: &str, grid: &str, charts: &[Chart]) -> String {
 /// The behaviours' tables of some rows.
 fn extra_tables(page: &mut String, rows: &[SummaryRow]) {
     for extra in extended_tables(rows) {
-        let _ = write!(
-            page,
-            "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<tr>",
-            escape(&extra.title)
-        );
-        for heading in &extra.header {
-            let _ = write!(page, "<th>{}</th>", escape(heading));
+        write_table(page, &extra);
+    }
+}
+
+/// One small table with its heading.
+fn write_table(page: &mut String, table: &super::extended::Table) {
+    let _ = write!(
+        page,
+        "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<tr>",
+        escape(&table.title)
+    );
+    for heading in &table.header {
+        let _ = write!(page, "<th>{}</th>", escape(heading));
+    }
+    page.push_str("</tr>\n");
+    for row in &table.rows {
+        page.push_str("<tr>");
+        for cell in row {
+            let _ = write!(page, "<td>{}</td>", escape(cell));
         }
         page.push_str("</tr>\n");
-        for row in &extra.rows {
-            page.push_str("<tr>");
-            for cell in row {
-                let _ = write!(page, "<td>{}</td>", escape(cell));
-            }
-            page.push_str("</tr>\n");
-        }
-        page.push_str("</table></div>\n");
     }
+    page.push_str("</table></div>\n");
 }
 
 /// The charts, each with its caption and data links, and the footer.

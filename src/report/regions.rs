@@ -8,6 +8,7 @@ use crate::model::regions::RegionsRun;
 use crate::scenario::Variant;
 
 use super::csv::decimal;
+use super::extended::Table;
 use super::units;
 
 /// The columns of `regions.csv`.
@@ -77,16 +78,9 @@ pub fn regions_csv(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> Vec<u8> {
         .expect("flushing CSV to memory cannot fail")
 }
 
-/// The terminal's regions table.
-pub fn render(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\nregions (first replication): likes lost by the merge rule, and how far each region's shown count trails"
-    );
-    let _ = writeln!(
-        out,
-        "{:>20}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>12}  {:>12}",
+/// The regions table, one row per shard count × merge rule × region (first replication).
+pub fn table(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> Table {
+    let header = [
         "shards",
         "merge",
         "region",
@@ -94,28 +88,53 @@ pub fn render(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> String {
         "lost likes",
         "behind p99",
         "likes behind",
-        "agree after"
-    );
-    for (variant, run) in variants
+        "agree after",
+    ];
+    let rows = variants
         .iter()
         .zip(runs)
         .flat_map(|(v, rules)| rules.iter().map(move |r| (v, r)))
-    {
-        for region in &run.regions {
-            let _ = writeln!(
-                out,
-                "{:>20}  {:>10}  {:>10}  {:>10}  {:>11}  {:>11}  {:>12}  {:>12}",
-                format!("{} {}", variant.policy, variant.label()),
-                run.replication.name(),
-                region.name,
-                units::count(region.likes),
-                units::count(region.lost_likes),
-                units::duration(region.staleness_ns.p99_ns),
-                format!("p99 {}", units::count(region.staleness_likes.p99_ns)),
-                run.convergence_ns
-                    .map_or("never".to_owned(), units::duration),
-            );
-        }
+        .flat_map(|(variant, run)| {
+            run.regions.iter().map(move |region| {
+                vec![
+                    format!("{} {}", variant.policy, variant.label()),
+                    run.replication.name().to_owned(),
+                    region.name.clone(),
+                    units::count(region.likes),
+                    units::count(region.lost_likes),
+                    units::duration(region.staleness_ns.p99_ns),
+                    format!("p99 {}", units::count(region.staleness_likes.p99_ns)),
+                    run.convergence_ns
+                        .map_or("never".to_owned(), units::duration),
+                ]
+            })
+        })
+        .collect();
+    Table {
+        title: "Regions (first replication): likes lost by the merge rule, and how far each region's shown count trails"
+            .to_owned(),
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
+    }
+}
+
+/// The terminal's regions table.
+pub fn render(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> String {
+    let table = table(variants, runs);
+    let widths = [20, 10, 10, 10, 11, 11, 12, 12];
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:>width$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", table.title.replacen("Regions", "regions", 1));
+    let _ = writeln!(out, "{}", line(&table.header));
+    for row in &table.rows {
+        let _ = writeln!(out, "{}", line(row));
     }
     out
 }
