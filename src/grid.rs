@@ -61,10 +61,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
         },
     )?;
     let first = &grid.configurations[0].scenario;
-    let [summary, timeseries, sweep_csv] = grid_report::assemble(&grid.fields, &mut blocks);
-    staging.write("summary.csv", &summary)?;
-    staging.write("timeseries.csv", &timeseries)?;
-    staging.write("sweep.csv", &sweep_csv)?;
+    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
     staging.write("scenario.toml", scenario_toml(first, run.text).as_bytes())?;
     let text = finish(&staging, &head, &sweep_csv)?;
     staging.commit()?;
@@ -196,6 +193,18 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         let mut runs: Vec<Vec<crate::model::ShardRun>> =
             vec![Vec::new(); configuration.scenario.variants().len()];
         for rep in reps {
+            if rep.len() != runs.len() {
+                return Err(InputError::flag(
+                    "merge",
+                    format!(
+                        "a slice's runs.jsonl holds {} shard counts for configuration {}, not the scenario's {}: re-run the slices",
+                        rep.len(),
+                        configuration.index,
+                        runs.len()
+                    ),
+                )
+                .into());
+            }
             for (index, run) in rep.into_iter().enumerate() {
                 runs[index].push(run);
             }
@@ -203,10 +212,7 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         blocks.push(block_of(&grid, configuration, &runs));
     }
     let staging = Staging::prepare(out_dir)?;
-    let [summary, timeseries, sweep_csv] = grid_report::assemble(&grid.fields, &mut blocks);
-    staging.write("summary.csv", &summary)?;
-    staging.write("timeseries.csv", &timeseries)?;
-    staging.write("sweep.csv", &sweep_csv)?;
+    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
     let toml = std::fs::read(slices.first.join("scenario.toml")).map_err(|err| {
         InputError::file(
             &slices.first.join("scenario.toml"),
@@ -221,6 +227,20 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         println!("wrote {}", out_dir.display());
     }
     Ok(())
+}
+
+/// Writes the grid's `summary.csv`, `timeseries.csv` and `sweep.csv` from its blocks and
+/// returns `sweep.csv`.
+fn write_csvs(
+    staging: &Staging,
+    fields: &[String],
+    blocks: &mut [ConfigBlock],
+) -> std::io::Result<Vec<u8>> {
+    let [summary, timeseries, sweep_csv] = grid_report::assemble(fields, blocks);
+    staging.write("summary.csv", &summary)?;
+    staging.write("timeseries.csv", &timeseries)?;
+    staging.write("sweep.csv", &sweep_csv)?;
+    Ok(sweep_csv)
 }
 
 /// Writes the sweep charts and returns the terminal's grid.
