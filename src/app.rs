@@ -632,12 +632,34 @@ fn baseline_path(args: &CheckArgs, scenario: &Scenario) -> PathBuf {
     })
 }
 
+/// The summary `check` compares: the scenario's, or a sweep's (every configuration, led by
+/// its swept fields).
+fn checked_summary(
+    grid: &crate::scenario::grid::Grid,
+    flags: &ScenarioFlags,
+) -> anyhow::Result<Vec<u8>> {
+    let first = &grid.configurations[0].scenario;
+    if !grid.is_sweep() {
+        let simulated = simulate_quietly(first, flags)?;
+        return Ok(summary_csv(first, &simulated.rows));
+    }
+    let pool = thread_pool(flags)?;
+    let all: Vec<&crate::scenario::grid::Configuration> = grid.configurations.iter().collect();
+    let mut blocks = pool.install(|| crate::grid::simulate_all(grid, &all, &|| {}))?;
+    let [summary, _, _] = report::grid::assemble(&grid.fields, &mut blocks);
+    Ok(summary)
+}
+
 fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
-    let mut scenario = Scenario::load(
+    let mut grid = Scenario::load_grid(
         &args.scenario,
         &overrides(args.shards.as_ref(), &args.flags)?,
     )?;
-    admit(&mut scenario, &args.flags)?;
+    for configuration in &mut grid.configurations {
+        admit(&mut configuration.scenario, &args.flags)?;
+    }
+    // A sweep is checked by its first configuration's name and tolerances.
+    let scenario = grid.configurations[0].scenario.clone();
     let flags = check::Flags {
         rel: args.rel,
         abs_ms: args.abs_ms,
@@ -657,8 +679,7 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         })?;
         Some(check::parse_summary(&baseline_path, &text)?)
     };
-    let simulated = simulate_quietly(&scenario, &args.flags)?;
-    let current_csv = summary_csv(&scenario, &simulated.rows);
+    let current_csv = checked_summary(&grid, &args.flags)?;
     let format = output_format(args.format, args.flags.quiet);
     let Some(baseline) = baseline else {
         if let Some(parent) = baseline_path.parent().filter(|p| !p.as_os_str().is_empty()) {

@@ -42,7 +42,7 @@ pub enum Direction {
 
 /// The compared columns of `summary.csv` and their directions. The behaviour columns (from
 /// `amplification` on) are empty for scenarios without the behaviour, and compared when set.
-pub const COMPARED: [(&str, Direction); 31] = [
+pub const COMPARED: [(&str, Direction); 36] = [
     ("arrivals", Direction::Fixed),
     ("completed", Direction::HigherIsBetter),
     ("duration_s", Direction::Fixed),
@@ -74,11 +74,24 @@ pub const COMPARED: [(&str, Direction); 31] = [
     ("response_p99_ms", Direction::LowerIsBetter),
     ("cpu_utilization", Direction::LowerIsBetter),
     ("fsyncs_per_commit", Direction::LowerIsBetter),
+    ("repeats_rejected", Direction::Fixed),
+    ("insert_wait_p99_ms", Direction::LowerIsBetter),
+    ("hot_partition_utilization", Direction::LowerIsBetter),
+    ("like_latency_p99_ms", Direction::LowerIsBetter),
+    ("drift_max", Direction::LowerIsBetter),
 ];
 
 /// Compared columns added after baselines were first written: a baseline without them reads
 /// them as empty, so it still checks the scenarios that do not set them.
-const ADDED_LATER: [&str; 2] = ["cpu_utilization", "fsyncs_per_commit"];
+const ADDED_LATER: [&str; 7] = [
+    "cpu_utilization",
+    "fsyncs_per_commit",
+    "repeats_rejected",
+    "insert_wait_p99_ms",
+    "hot_partition_utilization",
+    "like_latency_p99_ms",
+    "drift_max",
+];
 
 /// The tolerances given on the command line (each overrides the scenario's `[check]`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -211,8 +224,9 @@ pub struct Move {
     pub status: Status,
 }
 
-/// A row of a summary: its policy (empty in a summary without the column), its shard count
-/// and whether it is the adaptive run.
+/// A row of a summary: its policy (empty in a summary without the column; led by the
+/// configuration's `field=value`s in a sweep's), its shard count and whether it is the
+/// adaptive run.
 pub type RowId = (String, u32, bool);
 
 /// A parsed summary: per row, the compared columns' values (`None` where empty).
@@ -228,6 +242,8 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
     let index = |column: &str| header.iter().position(|h| h == column);
     let mode_at = index("mode");
     let policy_at = index("policy");
+    // A sweep's summary leads with one column per swept field: they name the configuration.
+    let swept = index("scenario").unwrap_or(0);
     let shards_at = index("shards").ok_or_else(|| {
         InputError::trace(
             path,
@@ -283,7 +299,13 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             values.insert(column, value);
         }
         let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
-        let policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
+        let mut policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
+        if swept > 0 {
+            let configuration: Vec<String> = (0..swept)
+                .map(|at| format!("{}={}", &header[at], field(at)))
+                .collect();
+            policy = format!("{} {policy}", configuration.join(" "));
+        }
         if summary
             .insert((policy.clone(), shards, adaptive), values)
             .is_some()

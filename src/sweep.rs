@@ -57,6 +57,7 @@ pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) ->
         },
         hot_key: scenario.hot_key(),
         queue_limit: scenario.queue_limit,
+        likes: scenario.likes.clone(),
     }
 }
 

@@ -126,7 +126,12 @@ pub struct ArrivalSource<'a> {
 impl<'a> ArrivalSource<'a> {
     /// Opens the scenario's arrival stream from its beginning, drawing from `seed`.
     pub fn open(scenario: &'a Scenario, seed: u64) -> Result<Self, InputError> {
-        let needs = DrawNeeds::for_policies(&scenario.policies);
+        let mut needs = DrawNeeds::for_policies(&scenario.policies);
+        // A likes table partitioned by (post, user) spreads by the user.
+        needs.users |= scenario
+            .likes
+            .as_ref()
+            .is_some_and(|l| l.partition_by == crate::model::likes::PartitionBy::PostUser);
         let likes =
             match &scenario.arrivals {
                 ArrivalPlan::Poisson { segments } => Likes::Synthetic(

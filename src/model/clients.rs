@@ -147,6 +147,9 @@ pub struct Attempt {
     pub executed_before: bool,
     /// Whether it is a client's like (flushes are not).
     pub is_like: bool,
+    /// With `[likes_table]`: whether its like is already in the likes table (a double tap, or
+    /// a retry after an earlier attempt stored it), so the primary key rejects it.
+    pub stored: bool,
 }
 
 impl Attempt {
@@ -160,6 +163,7 @@ impl Attempt {
             retry: 0,
             executed_before: false,
             is_like: true,
+            stored: false,
         }
     }
 }

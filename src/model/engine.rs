@@ -75,6 +75,8 @@ pub struct EngineConfig {
     /// The most requests the engine may hold queued on its calendars: past it the shard count
     /// is saturated, and the engine stops serving (see [`ShardRun::saturated_at`]).
     pub queue_limit: u64,
+    /// The likes table in front of the rows (the pipeline only).
+    pub likes: Option<Arc<super::likes::LikesPlan>>,
 }
 
 /// The counts of every key's rows, as an observer sees them.
@@ -170,6 +172,9 @@ pub struct ShardRun {
     pub closed: Option<super::closed::ClosedRun>,
     /// What the machine did (runs on the event-driven pipeline).
     pub machine: Option<super::machine::MachineRun>,
+    /// What the likes table did (`[likes_table]`, on the pipeline).
+    #[serde(default)]
+    pub likes: Option<super::likes::LikesRun>,
 }
 
 /// Simulates one shard count over a stream of arrivals.
@@ -289,6 +294,7 @@ impl<O: Observer> Engine<O> {
             saturated_at: self.saturated_at,
             closed: None,
             machine: None,
+            likes: None,
         };
         (run, self.observer)
     }

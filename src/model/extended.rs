@@ -252,6 +252,7 @@ impl Extension {
             retry: 0,
             executed_before: false,
             is_like: false,
+            stored: false,
         };
         (attempt, random_bits)
     }

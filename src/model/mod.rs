@@ -14,7 +14,8 @@
 //! - [`machine`]: what a real database adds (per-waiter holds, shared CPU, the WAL flush,
 //!   time outside the database);
 //! - [`resources`], [`locks`]: cores, the flush and row locks that grant, queue and release;
-//! - [`pipeline`]: the event-driven simulation on those resources.
+//! - [`pipeline`]: the event-driven simulation on those resources;
+//! - [`likes`]: the likes table in front of the rows, and its reconciliation.
 
 pub mod adaptive;
 pub mod calendar;
@@ -25,6 +26,7 @@ pub mod engine;
 mod extended;
 mod heaps;
 pub mod hold;
+pub mod likes;
 pub mod locks;
 pub mod machine;
 pub mod pipeline;

@@ -47,6 +47,12 @@ pub enum Stream {
     Lags = 16,
     /// Whether an update is an unlike (`[regions] unlike_fraction`).
     Unlikes = 17,
+    /// Whether a like is a double tap (`[users] repeat_fraction`, one draw per like).
+    Repeats = 18,
+    /// Insert holds on the likes table (`[likes_table] insert_hold`).
+    Inserts = 19,
+    /// Failures between a like's insert and its increment (`step_failure_rate`).
+    StepFailures = 20,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

@@ -9,7 +9,7 @@ use super::record::SummaryRecord;
 use super::summary::SummaryRow;
 
 /// The columns of `timeseries.csv`, in order.
-pub const TIMESERIES_COLUMNS: [&str; 14] = [
+pub const TIMESERIES_COLUMNS: [&str; 15] = [
     "scenario",
     "policy",
     "shards",
@@ -24,6 +24,7 @@ pub const TIMESERIES_COLUMNS: [&str; 14] = [
     "rows",
     "hot_key_rows",
     "backlog_peak",
+    "drift",
 ];
 
 /// A number with `places` decimals, or an empty cell when it is unbounded or undefined
@@ -203,6 +204,7 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     window.rows.to_string(),
                     window.hot_key_rows.to_string(),
                     window.backlog_peak.to_string(),
+                    window.drift.to_string(),
                 ],
             );
         }

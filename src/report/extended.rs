@@ -267,6 +267,9 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
     if rows.iter().any(|row| row.machine.is_some()) {
         tables.push(machine_table(rows));
     }
+    if rows.iter().any(|row| row.likes.is_some()) {
+        tables.push(crate::report::likes::table(rows));
+    }
     let responses = |row: &SummaryRow| {
         row.closed
             .map(|c| (Some(c.clients), c.responses))

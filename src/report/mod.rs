@@ -26,6 +26,7 @@ pub mod extended;
 pub mod grid;
 pub mod html;
 pub mod json;
+pub mod likes;
 pub mod output;
 pub mod plan;
 pub mod record;

@@ -188,6 +188,37 @@ pub struct SummaryRecord {
     pub backlog_growth_per_s: Option<f64>,
     /// `skip-locked`: rows tried per update.
     pub tries_per_update: Option<f64>,
+    /// `[likes_table]`: likes stored in the likes table.
+    pub likes_stored: Option<f64>,
+    /// `[likes_table]`: increments committed for a stored like.
+    pub likes_counted: Option<f64>,
+    /// `[likes_table]`: attempts the primary key rejected (double taps, retries of a stored
+    /// like).
+    pub repeats_rejected: Option<f64>,
+    /// `[likes_table]`: attempts that failed between the insert and the increment.
+    pub crashed_likes: Option<f64>,
+    /// `[likes_table]`: attempts their client cancelled before they committed.
+    pub withdrawn_likes: Option<f64>,
+    /// `[likes_table]`: median wait for the partition's insert path, ms.
+    pub insert_wait_p50_ms: Option<f64>,
+    /// `[likes_table]`: 99th-percentile wait for the insert path, ms.
+    pub insert_wait_p99_ms: Option<f64>,
+    /// `[likes_table]`: 99.9th-percentile wait for the insert path, ms.
+    pub insert_wait_p999_ms: Option<f64>,
+    /// `[likes_table]`: the busiest partition's share of the inserts.
+    pub hot_partition_share: Option<f64>,
+    /// `[likes_table]`: the busiest partition's busy fraction.
+    pub hot_partition_utilization: Option<f64>,
+    /// `[likes_table]`: median like latency end to end (send → answer), ms.
+    pub like_latency_p50_ms: Option<f64>,
+    /// `[likes_table]`: 99th-percentile like latency end to end, ms.
+    pub like_latency_p99_ms: Option<f64>,
+    /// `[likes_table]`: stored likes the count misses for good at the end.
+    pub drift_final: Option<f64>,
+    /// `[likes_table]`: the most such likes at any instant.
+    pub drift_max: Option<f64>,
+    /// `[likes_table]`: likes `[reconcile]` added back.
+    pub reconciled_likes: Option<f64>,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -224,6 +255,10 @@ impl SummaryRecord {
             .map(|c| c.responses)
             .or_else(|| machine.and_then(|m| m.responses));
         let c = |get: fn(&ClientSummary) -> f64| client.and_then(|c| rounded(get(&c), 3));
+        let likes = row.likes.as_ref();
+        let l = |get: fn(&crate::report::likes::LikesSummary) -> f64| {
+            likes.and_then(|l| rounded(get(l), 3))
+        };
         let b = |get: fn(&BatchSummary) -> f64| batching.and_then(|b| rounded(get(b), 3));
         // Likes and pending likes come from the clients or, with batching, the app servers.
         let either = |from_client: fn(&ClientSummary) -> f64,
@@ -318,6 +353,21 @@ impl SummaryRecord {
             drain_s: row.burst.drain_s.and_then(|s| rounded(s, 3)),
             backlog_growth_per_s: row.burst.backlog_growth_per_s.and_then(|g| rounded(g, 3)),
             tries_per_update: row.tries_per_update.and_then(|t| rounded(t, 4)),
+            likes_stored: l(|l| l.stored),
+            likes_counted: l(|l| l.counted),
+            repeats_rejected: l(|l| l.rejected),
+            crashed_likes: l(|l| l.crashed),
+            withdrawn_likes: l(|l| l.withdrawn),
+            insert_wait_p50_ms: likes.and_then(|l| ms(l.insert_waits.p50_ns)),
+            insert_wait_p99_ms: likes.and_then(|l| ms(l.insert_waits.p99_ns)),
+            insert_wait_p999_ms: likes.and_then(|l| ms(l.insert_waits.p999_ns)),
+            hot_partition_share: likes.and_then(|l| rounded(l.hot_partition_share, 4)),
+            hot_partition_utilization: likes.and_then(|l| rounded(l.hot_partition_utilization, 4)),
+            like_latency_p50_ms: likes.and_then(|l| l.latency).and_then(|w| ms(w.p50_ns)),
+            like_latency_p99_ms: likes.and_then(|l| l.latency).and_then(|w| ms(w.p99_ns)),
+            drift_final: l(|l| l.drift_final),
+            drift_max: l(|l| l.drift_max),
+            reconciled_likes: l(|l| l.reconciled),
         }
     }
 }

@@ -194,6 +194,8 @@ pub struct SummaryRow {
     /// What the machine did, when the scenario models it (`[machine]`, `[wal]`,
     /// `hold.per_waiter_ms`, `client.overhead_ms`).
     pub machine: Option<MachineSummary>,
+    /// What the likes table did (`[likes_table]`).
+    pub likes: Option<super::likes::LikesSummary>,
 }
 
 /// The machine's figures for one shard count (means over replications).
@@ -318,6 +320,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .map(|at| (at.saturating_sub(scenario.warmup)) as f64 / 1e9),
         closed: closed_summary(runs),
         machine: machine_summary(scenario, runs),
+        likes: super::likes::summarize(runs),
     }
 }
 
@@ -423,7 +426,7 @@ pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
 
 /// Means of each wait statistic over replications, with 95% interval bounds (lower bounds
 /// clamped at 0) when there are two or more.
-fn wait_estimates(
+pub(super) fn wait_estimates(
     summaries: &[WaitSummary],
 ) -> (WaitSummary, Option<WaitSummary>, Option<WaitSummary>) {
     type Field = fn(&mut WaitSummary) -> &mut SimTime;
@@ -766,6 +769,7 @@ mod tests {
             saturated_at_s: None,
             closed: None,
             machine: None,
+            likes: None,
         }
     }
 

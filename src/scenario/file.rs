@@ -62,6 +62,10 @@ pub struct ScenarioFile {
     pub wal: Option<WalTable>,
     /// Regions taking the likes, each on its own rows, copying their counts to each other.
     pub regions: Option<RegionsTable>,
+    /// The likes table each like is recorded in before its increment.
+    pub likes_table: Option<LikesTableFile>,
+    /// A job recounting recently active posts from the likes table.
+    pub reconcile: Option<ReconcileTable>,
     /// A grid sweep: scenario fields by path (`"hold.ms"`, `"arrivals.scale"`, `policy`) and the
     /// values to try; every combination is run as its own configuration (see
     /// [`super::grid`]).
@@ -227,6 +231,9 @@ pub struct KeysTable {
 pub struct UsersTable {
     /// Number of distinct users, each equally likely to send an increment. Default 1,000,000.
     pub count: Option<u64>,
+    /// With `[likes_table]`: the share of likes that are a double tap of an earlier like by the
+    /// same user (rejected by the primary key). Default 0.
+    pub repeat_fraction: Option<f64>,
 }
 
 /// `[slo]`: the targets a shard count must meet at the peak. Every field is optional.
@@ -407,4 +414,31 @@ pub enum ReplicationList {
     One(String),
     /// Several, compared side by side.
     Many(Vec<String>),
+}
+
+/// `[likes_table]`: the table of (post, user) each like is first inserted into.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LikesTableFile {
+    /// Partitions of the likes table. Default 16.
+    pub partitions: Option<u32>,
+    /// `post` (a post's likes in one partition) or `post_user` (spread by a hash of both).
+    /// Default `post`; compare them side by side with `[sweep] "likes_table.partition_by"`.
+    pub partition_by: Option<String>,
+    /// How long an insert holds its partition's insert path (the fields of `[hold]`).
+    pub insert_hold: Option<HoldTable>,
+    /// Whether the insert and the increment share a transaction. Default true.
+    pub same_transaction: Option<bool>,
+    /// Chance that the app fails between the insert and the increment, in [0, 1]. Default 0.
+    pub step_failure_rate: Option<f64>,
+}
+
+/// `[reconcile]`: recount recently active posts from the likes table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileTable {
+    /// A pass starts every this many seconds.
+    pub every_s: Option<f64>,
+    /// Likes-table rows a recount reads a second.
+    pub rows_per_s: Option<f64>,
 }

@@ -7,6 +7,7 @@ mod behaviours;
 pub mod file;
 pub mod grid;
 mod include;
+mod likes;
 mod machine;
 mod regions;
 mod validate;
@@ -93,6 +94,8 @@ pub struct Scenario {
     pub pipeline: bool,
     /// Regions taking the likes on their own rows (region i is key i), copying their counts.
     pub regions: Option<std::sync::Arc<crate::model::regions::RegionsPlan>>,
+    /// The likes table each like is recorded in before its increment (`[likes_table]`).
+    pub likes: Option<std::sync::Arc<crate::model::likes::LikesPlan>>,
     /// The most requests one shard count may hold queued before it is stopped as saturated
     /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
     pub queue_limit: u64,

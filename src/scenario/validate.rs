@@ -197,7 +197,10 @@ pub(super) fn resolve(
     check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref())
         .map_err(|(field, m)| err(&field, m))?;
     let machine = super::machine::resolve_machine(&file).map_err(|(field, m)| err(&field, m))?;
-    let pipeline = overrides.event_path || !machine.is_empty();
+    let likes = super::likes::resolve_likes(&file, &arrivals)
+        .map_err(|(field, m)| err(&field, m))?
+        .map(std::sync::Arc::new);
+    let pipeline = overrides.event_path || !machine.is_empty() || likes.is_some();
     if pipeline
         && let Some(policy) = policies
             .iter()
@@ -207,7 +210,7 @@ pub(super) fn resolve(
             "policy",
             format!(
                 "{policy} runs on the exact core only: it chooses by the rows' free times, which the \
-                 event-driven pipeline (machine sections or --engine event) does not know in advance; \
+                 event-driven pipeline (machine sections, [likes_table] or --engine event) does not know in advance; \
                  remove those sections or compare earliest-free, random, round-robin or hash-user"
             ),
         ));
@@ -241,6 +244,7 @@ pub(super) fn resolve(
         machine: std::sync::Arc::new(machine),
         pipeline,
         regions,
+        likes,
         queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
@@ -294,6 +298,12 @@ fn resolved_file(
             ..file.client.take().unwrap_or_default()
         });
     }
+    if let (Some(table), Some(likes)) = (file.likes_table.as_mut(), scenario.likes.as_ref()) {
+        table.partitions = Some(likes.partitions);
+        table.partition_by = Some(likes.partition_by.name().to_owned());
+        table.same_transaction = Some(likes.same_transaction);
+        table.step_failure_rate = Some(likes.step_failure_rate);
+    }
     file.keys = Some(KeysTable {
         count: (!is_trace).then_some(scenario.keys.count),
         zipf_s: (!is_trace).then_some(scenario.keys.zipf_s),
@@ -301,6 +311,7 @@ fn resolved_file(
     });
     file.users = (!is_trace).then_some(UsersTable {
         count: Some(scenario.users),
+        repeat_fraction: scenario.likes.as_ref().map(|likes| likes.repeat_fraction),
     });
     file
 }

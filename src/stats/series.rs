@@ -32,6 +32,10 @@ pub struct WindowRow {
     pub rows: u32,
     /// Rows of the busiest key at the window's end.
     pub hot_key_rows: u32,
+    /// With `[likes_table]`: stored likes the counts miss for good at the window's end
+    /// (saturating at 2³² − 1).
+    #[serde(default)]
+    pub drift: u32,
     wait_p99_ns: SimTime,
     wait_max_ns: SimTime,
 }
@@ -49,6 +53,7 @@ impl WindowRow {
             at_risk: 0,
             rows: 0,
             hot_key_rows: 0,
+            drift: 0,
             wait_p99_ns: p99_ns,
             wait_max_ns: p99_ns,
         }
@@ -74,6 +79,7 @@ pub struct WindowSeries {
     arrivals: u64,
     started: u64,
     backlog_peak: u64,
+    drift: u32,
     waits: WaitStats,
     rows: Vec<WindowRow>,
     /// The pipeline's windows whose waits are not all known yet (`None` for the exact core).
@@ -109,6 +115,7 @@ impl WindowSeries {
             arrivals: 0,
             started: 0,
             backlog_peak: 0,
+            drift: 0,
             waits: WaitStats::new(),
             rows: Vec::with_capacity(window_count),
             late: None,
@@ -232,6 +239,11 @@ impl WindowSeries {
         self.backlog_peak = self.backlog_peak.max(backlog);
     }
 
+    /// Notes the count's drift now (`[likes_table]`), for the window's end.
+    pub fn note_drift(&mut self, drift: u64) {
+        self.drift = u32::try_from(drift).unwrap_or(u32::MAX);
+    }
+
     /// Counts a hold that started in the current window.
     #[inline]
     pub fn record_start(&mut self) {
@@ -252,6 +264,7 @@ impl WindowSeries {
             at_risk,
             rows,
             hot_key_rows,
+            drift: self.drift,
             wait_p99_ns: self.waits.quantile_ns(0.99),
             wait_max_ns: self.waits.max_ns(),
         });

@@ -31,6 +31,7 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         adaptive: None,
         hot_key: 0,
         queue_limit: u64::MAX,
+        likes: None,
     }
 }
 

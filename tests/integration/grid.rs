@@ -257,7 +257,8 @@ fn a_bad_sweep_entry_is_a_one_line_error() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(!dir.path().join("out").exists());
     }
-    // A sweep is for run and plan; check takes one configuration.
+    // check compares a sweep configuration by configuration (tests/integration/likes.rs);
+    // without its baseline it says how to make one.
     std::fs::write(
         dir.path().join("test.toml"),
         format!("{base}\"hold.ms\" = [1, 2]\n"),
@@ -265,7 +266,7 @@ fn a_bad_sweep_entry_is_a_one_line_error() {
     .unwrap();
     let output = common::shardsim(dir.path(), &["check", "test.toml"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(common::stderr(&output).contains("sweep"));
+    assert!(common::stderr(&output).contains("--update"));
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod database;
 mod determinism;
 mod fuzzing;
 mod grid;
+mod likes;
 mod machine;
 mod model;
 mod planning;

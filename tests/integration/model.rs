@@ -177,6 +177,7 @@ fn test_config(shards: u32, policy: Policy, horizon: SimTime, window: SimTime) -
         adaptive: None,
         hot_key: 0,
         queue_limit: u64::MAX,
+        likes: None,
     }
 }
 
@@ -476,6 +477,7 @@ mod adaptive {
             adaptive: Some(policy),
             hot_key: 0,
             queue_limit: u64::MAX,
+            likes: None,
         };
         let arrivals: Vec<Arrival> = (0..600)
             .map(|i| Arrival {

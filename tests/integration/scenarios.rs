@@ -19,7 +19,9 @@ fn every_scenario_loads_and_says_what_it_models() {
                 "{} starts with a comment",
                 path.display()
             );
-            let scenario = Scenario::load(&path, &Overrides::default()).unwrap();
+            // A sweep (likes-table.toml) says it in its first configuration.
+            let grid = Scenario::load_grid(&path, &Overrides::default()).unwrap();
+            let scenario = &grid.configurations[0].scenario;
             assert!(
                 !scenario.description.is_empty(),
                 "{} has a description",

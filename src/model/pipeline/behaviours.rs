@@ -34,7 +34,10 @@ impl<O: Observer> Pipeline<O> {
             ext.batch_like(arrival.at, arrival.key, arrival.at);
         } else {
             ext.counts.likes += 1;
-            let attempt = Attempt::first_of(arrival);
+            let attempt = Attempt {
+                stored: self.draw_repeat(),
+                ..Attempt::first_of(arrival)
+            };
             self.send_attempt(attempt, arrival.random_bits);
         }
     }
@@ -55,6 +58,7 @@ impl<O: Observer> Pipeline<O> {
             retry: attempt.retry,
             is_like: attempt.is_like,
             executed_before: attempt.executed_before,
+            repeat: attempt.stored,
             ..Job::new(arrival, Kind::Update)
         };
         let ext = self.ext.as_mut().expect("attempts come from behaviours");
@@ -143,18 +147,30 @@ impl<O: Observer> Pipeline<O> {
         ext.counts.timeouts += 1;
         self.jobs[id as usize].timed_out = true;
         if client.on_timeout == OnTimeout::Orphan {
-            // The client gives up; the update stays in line and runs for nobody.
+            // The client gives up; the update stays in line and runs for nobody. With the
+            // likes table it will store the like before any retry can (it is ahead of it in
+            // its partition's line), so the retry is a repeat.
             let attempt = Attempt {
                 executed_before: true,
+                stored: self.likes.is_some(),
                 ..attempt_of(&job)
             };
             self.fail(attempt, retry_place);
             return;
         }
+        let on_likes_path = self.likes.is_some() && !matches!(job.stage, Stage::Connecting);
+        let stored = on_likes_path && self.likes_cancel(id);
         match job.stage {
             Stage::Connecting => {
                 if let Some(pool) = self.pool.as_mut() {
                     pool.withdraw(id, &mut self.links);
+                }
+            }
+            // Leaves when its insert ends (its connection with it).
+            Stage::InsertHolding => {}
+            Stage::Inserting => {
+                if job.connected {
+                    self.release_connection();
                 }
             }
             _ => {
@@ -167,10 +183,17 @@ impl<O: Observer> Pipeline<O> {
         }
         if job.in_backlog {
             self.backlog -= 1;
+            self.jobs[id as usize].in_backlog = false;
         }
         self.series.forget_late_arrival(job.window);
-        self.free(id);
-        self.fail(attempt_of(&job), retry_place);
+        if job.stage != Stage::InsertHolding {
+            self.free(id);
+        }
+        let attempt = Attempt {
+            stored,
+            ..attempt_of(&job)
+        };
+        self.fail(attempt, retry_place);
     }
 
     /// The like of `attempt` failed for its client now: retry after a jittered backoff (in
@@ -444,5 +467,6 @@ fn attempt_of(job: &Job) -> Attempt {
         retry: job.retry,
         executed_before: job.executed_before,
         is_like: job.is_like,
+        stored: job.repeat,
     }
 }

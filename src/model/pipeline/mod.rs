@@ -18,6 +18,7 @@
 //! when its deadline passes, since a wait is no longer known at the send.
 
 mod behaviours;
+mod likes;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ use super::closed::{ClientStreams, ClosedRun};
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
 use super::extended::Extension;
 use super::hold::HoldDist;
+use super::likes::LikesTable;
 use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
@@ -66,6 +68,12 @@ enum Step {
     ReadEnd(u32),
     /// A client's deadline for a job (of this generation of its slot).
     Deadline(u32, u32),
+    /// The job's insert into the likes table ends.
+    InsertEnd(u32),
+    /// A reconciliation pass is due.
+    Reconcile,
+    /// The recount in progress ends.
+    RecountEnd,
 }
 
 /// What a job is.
@@ -86,6 +94,10 @@ enum Kind {
 enum Stage {
     /// Waiting for a connection from the pool.
     Connecting,
+    /// Waiting for its partition's insert path (`[likes_table]`).
+    Inserting,
+    /// Inserting its like (holding the insert path).
+    InsertHolding,
     /// Waiting for its row.
     Queued,
     /// Holding its row (or connection), or done.
@@ -122,6 +134,13 @@ struct Job {
     timed_out: bool,
     connected: bool,
     in_backlog: bool,
+    /// `[likes_table]`: its like is already stored, so the primary key rejects it.
+    repeat: bool,
+    /// `[likes_table]`: its insert committed on its own (separate transactions).
+    inserted: bool,
+    /// `[likes_table]`: its client cancelled it during its insert; it leaves at the insert's
+    /// end.
+    abandoned: bool,
 }
 
 impl Job {
@@ -148,6 +167,9 @@ impl Job {
             timed_out: false,
             connected: false,
             in_backlog: false,
+            repeat: false,
+            inserted: false,
+            abandoned: false,
         }
     }
 }
@@ -198,6 +220,8 @@ pub struct Pipeline<O: Observer = NoEvents> {
     cpu_draws: SimRng,
     overhead_draws: SimRng,
     clients: Option<Clients>,
+    /// The likes table in front of the rows.
+    likes: Option<Box<LikesTable>>,
     now: SimTime,
     arrivals: u64,
     completed: u64,
@@ -255,6 +279,10 @@ impl<O: Observer> Pipeline<O> {
             cpu_draws: stream_rng(config.seed, Stream::Cpu),
             overhead_draws: stream_rng(config.seed, Stream::Overhead),
             clients: None,
+            likes: config
+                .likes
+                .as_ref()
+                .map(|plan| Box::new(LikesTable::new(Arc::clone(plan), config.seed))),
             now: 0,
             arrivals: 0,
             completed: 0,
@@ -267,6 +295,7 @@ impl<O: Observer> Pipeline<O> {
             config,
         };
         pipeline.schedule_batching();
+        pipeline.schedule_reconcile(0);
         pipeline
     }
 
@@ -283,7 +312,11 @@ impl<O: Observer> Pipeline<O> {
                 self.open_arrival(arrival);
             } else {
                 let (cpu, overhead) = self.draw_machine();
-                self.arrive(Job::new(*arrival, Kind::Update), cpu, overhead);
+                let job = Job {
+                    repeat: self.draw_repeat(),
+                    ..Job::new(*arrival, Kind::Update)
+                };
+                self.arrive(job, cpu, overhead);
             }
         }
     }
@@ -368,6 +401,7 @@ impl<O: Observer> Pipeline<O> {
         let hot_keys = self.keys.as_ref().map_or_else(Vec::new, |keys| {
             keys.hottest(self.config.hot_keys, |key| self.locks.rows_of(key))
         });
+        let likes = self.likes_figures();
         let mut figures = self.figures;
         figures.busiest_row_ns = self.locks.busiest_row_ns(self.config.hot_key);
         figures.responses = Some(self.responses);
@@ -394,6 +428,7 @@ impl<O: Observer> Pipeline<O> {
             saturated_at: self.saturated_at,
             closed: None,
             machine: Some(figures),
+            likes,
         };
         (run, self.observer)
     }
@@ -481,7 +516,7 @@ impl<O: Observer> Pipeline<O> {
                     }
                 }
             }
-            None => self.request_row(id),
+            None => self.request_store_or_row(id),
         }
     }
 
@@ -492,7 +527,7 @@ impl<O: Observer> Pipeline<O> {
         job.connected_at = self.now;
         match job.kind {
             Kind::Neighbour => self.neighbour_connected(id),
-            _ => self.request_row(id),
+            _ => self.request_store_or_row(id),
         }
     }
 
@@ -640,6 +675,9 @@ impl<O: Observer> Pipeline<O> {
             Step::Crash(servers) => self.crash(servers),
             Step::ConnectionEnd(job) => self.connection_end(job),
             Step::ReadEnd(read) => self.read_end(read),
+            Step::InsertEnd(job) => self.insert_end(job),
+            Step::Reconcile => self.reconcile(),
+            Step::RecountEnd => self.recount_end(),
             Step::Deadline(..) => unreachable!("handled above"),
         }
     }
@@ -712,15 +750,24 @@ impl<O: Observer> Pipeline<O> {
             self.figures.commits += 1;
         }
         self.release_row(job.row, job.granted_at);
+        self.likes_commit(&job);
+        if job.link != NONE {
+            self.flush_committed(job.link);
+        }
+        self.answer(id);
+    }
+
+    /// The job is done without a row to release: its connection goes back, its client gets
+    /// the answer after the time outside the database (and a closed-loop client sends again
+    /// after its think time), and its slot is freed.
+    fn answer(&mut self, id: u32) {
+        let job = self.jobs[id as usize];
         if job.connected {
             self.release_connection();
         }
-        let answered = now.saturating_add(job.overhead);
+        let answered = self.now.saturating_add(job.overhead);
         if job.arrival.at >= self.config.measure_from && !job.timed_out && job.client_waits() {
             self.responses.record(answered - job.arrival.at);
-        }
-        if job.link != NONE {
-            self.flush_committed(job.link);
         }
         if job.client != NONE
             && let Some(clients) = self.clients.as_mut()
@@ -823,6 +870,9 @@ impl<O: Observer> Pipeline<O> {
             self.locks.rows_of(self.config.hot_key),
         );
         let at_risk = self.ext.as_ref().map_or(0, |ext| ext.at_risk);
+        if let Some(likes) = self.likes.as_ref() {
+            self.series.note_drift(likes.drift());
+        }
         self.series.close_window(self.backlog, at_risk, rows);
     }
 }

@@ -1,0 +1,135 @@
+//! The likes table's figures (`[likes_table]`): per shard count, the insert path's waits and
+//! its hottest partition, the like's end-to-end latency, how every attempt ended and the
+//! count's drift — the summary's columns and the table the terminal and the report page show.
+
+use crate::model::ShardRun;
+use crate::stats::WaitSummary;
+
+use super::extended::Table;
+use super::summary::{SummaryRow, wait_estimates};
+use super::units;
+
+/// The likes table's figures for one shard count (means over replications).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LikesSummary {
+    /// Attempts that took the insert path.
+    pub attempts: f64,
+    /// Of the likes, double taps.
+    pub repeats: f64,
+    /// Likes stored in the likes table.
+    pub stored: f64,
+    /// Increments committed for a stored like.
+    pub counted: f64,
+    /// Attempts the primary key rejected.
+    pub rejected: f64,
+    /// Attempts that failed between the insert and the increment.
+    pub crashed: f64,
+    /// Attempts their client cancelled.
+    pub withdrawn: f64,
+    /// Attempts still in the database at the end.
+    pub in_flight: f64,
+    /// Waits for the insert path, ns.
+    pub insert_waits: WaitSummary,
+    /// The busiest partition's share of the inserts.
+    pub hot_partition_share: f64,
+    /// The busiest partition's busy fraction.
+    pub hot_partition_utilization: f64,
+    /// Send → answer, as the client sees it, ns.
+    pub latency: Option<WaitSummary>,
+    /// Stored likes the count misses for good at the end.
+    pub drift_final: f64,
+    /// The most drift at any instant.
+    pub drift_max: f64,
+    /// Likes the reconciliation added back.
+    pub reconciled: f64,
+}
+
+/// The likes table's figures over `runs`, when the scenario has one.
+pub fn summarize(runs: &[ShardRun]) -> Option<LikesSummary> {
+    let likes: Vec<&crate::model::likes::LikesRun> =
+        runs.iter().filter_map(|run| run.likes.as_ref()).collect();
+    if likes.is_empty() {
+        return None;
+    }
+    let mean = |get: &dyn Fn(&crate::model::likes::LikesRun) -> f64| {
+        likes.iter().map(|l| get(l)).sum::<f64>() / likes.len() as f64
+    };
+    let waits: Vec<WaitSummary> = likes.iter().map(|l| l.insert_waits.summary()).collect();
+    let latencies: Vec<WaitSummary> = runs
+        .iter()
+        .filter_map(|run| run.machine.as_ref()?.responses.as_ref())
+        .map(crate::stats::WaitStats::summary)
+        .collect();
+    Some(LikesSummary {
+        attempts: mean(&|l| l.outcomes.attempts as f64),
+        repeats: mean(&|l| l.outcomes.repeats as f64),
+        stored: mean(&|l| l.outcomes.stored as f64),
+        counted: mean(&|l| l.outcomes.counted as f64),
+        rejected: mean(&|l| l.outcomes.rejected as f64),
+        crashed: mean(&|l| l.outcomes.crashed as f64),
+        withdrawn: mean(&|l| l.outcomes.withdrawn as f64),
+        in_flight: mean(&|l| l.outcomes.in_flight as f64),
+        insert_waits: wait_estimates(&waits).0,
+        hot_partition_share: mean(&|l| l.hot_partition_share),
+        hot_partition_utilization: mean(&|l| l.hot_partition_utilization),
+        latency: (!latencies.is_empty()).then(|| wait_estimates(&latencies).0),
+        drift_final: mean(&|l| l.drift_final as f64),
+        drift_max: mean(&|l| l.drift_max as f64),
+        reconciled: mean(&|l| l.reconciled as f64),
+    })
+}
+
+/// The likes table, one row per shard count.
+pub fn table(rows: &[SummaryRow]) -> Table {
+    let header = [
+        "shards",
+        "insert p50",
+        "insert p99",
+        "hot partition",
+        "like p50",
+        "like p99",
+        "stored",
+        "counted",
+        "rejected",
+        "crashed",
+        "drift max",
+        "drift end",
+    ];
+    let count = |value: f64| units::count(value.round() as u64);
+    let rows = rows
+        .iter()
+        .filter_map(|row| {
+            let likes = row.likes.as_ref()?;
+            let latency = |get: fn(&WaitSummary) -> u64| {
+                likes
+                    .latency
+                    .as_ref()
+                    .map_or_else(|| "–".to_owned(), |l| units::duration(get(l)))
+            };
+            Some(vec![
+                row.label(),
+                units::duration(likes.insert_waits.p50_ns),
+                units::duration(likes.insert_waits.p99_ns),
+                format!(
+                    "{:.0}% of inserts, {:.0}% busy",
+                    likes.hot_partition_share * 100.0,
+                    likes.hot_partition_utilization * 100.0
+                ),
+                latency(|w| w.p50_ns),
+                latency(|w| w.p99_ns),
+                count(likes.stored),
+                count(likes.counted),
+                count(likes.rejected),
+                count(likes.crashed),
+                count(likes.drift_max),
+                count(likes.drift_final),
+            ])
+        })
+        .collect();
+    Table {
+        title: "likes table: the insert path's wait and its hottest partition, the like end to end (send → answer), and the count's drift"
+            .to_owned(),
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
+    }
+}
