@@ -1531,21 +1531,31 @@ impl AtRiskFigure<'_> {
         draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
-        let range = y.range();
-        for at in crashes {
-            chart.draw_series(DashedLineSeries::new(
-                vec![(at, range.start), (at, range.end)],
-                10,
-                6,
-                PALETTE[3].stroke_width(2),
-            ))?;
-        }
+        draw_instants(&mut chart, &crashes, y.range(), (10, 6, 2))?;
         for (_, points) in &lines {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             draw_time_line(&mut chart, plotted.collect(), PALETTE[0].stroke_width(2))?;
         }
         legend.draw(&legend_area)
     }
+}
+
+/// Marks each of `instants` (s) with a dashed vertical line across `y` — (dash, gap, width).
+fn draw_instants<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    instants: &[f64],
+    y: std::ops::Range<f64>,
+    (dash, gap, width): (u32, u32, u32),
+) -> DrawResult<DB> {
+    for &at in instants {
+        chart.draw_series(DashedLineSeries::new(
+            vec![(at, y.start), (at, y.end)],
+            dash,
+            gap,
+            PALETTE[3].stroke_width(width),
+        ))?;
+    }
+    Ok(())
 }
 
 /// A line's (time, value) points.
@@ -1622,15 +1632,7 @@ impl DriftFigure<'_> {
         draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
-        let range = y.range();
-        for at in passes {
-            chart.draw_series(DashedLineSeries::new(
-                vec![(at, range.start), (at, range.end)],
-                3,
-                5,
-                PALETTE[3].stroke_width(1),
-            ))?;
-        }
+        draw_instants(&mut chart, &passes, y.range(), (3, 5, 1))?;
         for (i, (_, points)) in lines.iter().enumerate() {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             draw_time_line(
