@@ -386,6 +386,11 @@ fn theory_shards(
     })
 }
 
+/// A wait in people's units (`5 min`, `1.84 ms`).
+fn duration(ns: u64) -> String {
+    crate::report::units::duration(ns)
+}
+
 fn unmet_reason(
     evaluations: &BTreeMap<u32, Evaluation>,
     targets: &Slo,
@@ -402,16 +407,16 @@ fn unmet_reason(
     let best = evaluations.values().next_back().map(|e| &e.row);
     match (best, targets.p99_ns) {
         (Some(row), Some(target)) if row.waits_upper().p99_ns > target => format!(
-            "at {} shards the p99 wait is still {} ms (upper bound), above the {} ms target",
+            "at {} shards the p99 wait is still {} (upper bound), above the {} target",
             row.shards,
-            crate::model::time::fmt_ms(row.waits_upper().p99_ns),
-            crate::model::time::fmt_ms(target)
+            duration(row.waits_upper().p99_ns),
+            duration(target)
         ),
         (Some(row), _) => format!(
-            "no shard count up to {max_shards} meets every target (at {} shards: p99 {} ms, p99.9 {} ms, utilization {:.2})",
+            "no shard count up to {max_shards} meets every target (at {} shards: p99 {}, p99.9 {}, utilization {:.2})",
             row.shards,
-            crate::model::time::fmt_ms(row.waits_upper().p99_ns),
-            crate::model::time::fmt_ms(row.waits_upper().p999_ns),
+            duration(row.waits_upper().p99_ns),
+            duration(row.waits_upper().p999_ns),
             row.peak_utilization
         ),
         (None, _) => format!("no shard count up to {max_shards} meets every target"),
