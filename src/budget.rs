@@ -15,6 +15,8 @@ use crate::stats::WindowRow;
 /// Bytes of one wait histogram (HDR, 1 ns to 2⁵⁰ ns, 3 significant digits; 1,000
 /// replications of 3 shard counts peaked at 1.0 GB while each kept its own: 337 KB a run).
 pub const HISTOGRAM_BYTES: u64 = 344 << 10;
+/// Bytes of the list of a window's waits (at most 2¹⁶ before they go to its histogram).
+const WINDOW_LIST_BYTES: u64 = 512 << 10;
 /// Bytes a finished replication beyond the first keeps when its waits are frozen to their
 /// summary (measured: 1,000 replications of 3 shard counts peak at 24 MB, 3,000 at 35 MB).
 const FROZEN_RUN_BYTES: u64 = 4 << 10;
@@ -137,7 +139,10 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     } else {
         0
     };
-    let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES) + key_tables + HISTOGRAM_BYTES;
+    let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES)
+        + key_tables
+        + HISTOGRAM_BYTES
+        + WINDOW_LIST_BYTES;
     let trace_keys = match &scenario.arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
         ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,

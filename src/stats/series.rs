@@ -80,7 +80,7 @@ pub struct WindowSeries {
     started: u64,
     backlog_peak: u64,
     drift: u32,
-    waits: WaitStats,
+    waits: WindowWaits,
     rows: Vec<WindowRow>,
     /// The pipeline's windows whose waits are not all known yet (`None` for the exact core).
     late: Option<Box<LateWaits>>,
@@ -116,7 +116,7 @@ impl WindowSeries {
             started: 0,
             backlog_peak: 0,
             drift: 0,
-            waits: WaitStats::new(),
+            waits: WindowWaits::new(),
             rows: Vec::with_capacity(window_count),
             late: None,
         }
@@ -193,20 +193,17 @@ impl WindowSeries {
         };
         while late.first < self.rows.len() && late.open.front().is_some_and(|w| w.pending == 0) {
             let mut window = late.open.pop_front().expect("checked above");
-            self.waits.clear();
             window
                 .waits
                 .iter()
                 .for_each(|&wait| self.waits.record(wait));
-            self.waits.settle();
             let row = &mut self.rows[late.first];
-            row.wait_p99_ns = self.waits.quantile_ns(0.99);
-            row.wait_max_ns = self.waits.max_ns();
+            (row.wait_p99_ns, row.wait_max_ns) = self.waits.p99_and_max();
+            self.waits.clear();
             window.waits.clear();
             late.spare.push(window.waits);
             late.first += 1;
         }
-        self.waits.clear();
     }
 
     /// End of the window being filled: events at or after it belong to later windows.
@@ -255,7 +252,7 @@ impl WindowSeries {
     pub fn close_window(&mut self, backlog: u64, at_risk: u64, (rows, hot_key_rows): (u64, u32)) {
         let narrow = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
         let (at_risk, rows) = (narrow(at_risk), narrow(rows));
-        self.waits.settle();
+        let (wait_p99_ns, wait_max_ns) = self.waits.p99_and_max();
         self.rows.push(WindowRow {
             arrivals: self.arrivals,
             started: self.started,
@@ -265,8 +262,8 @@ impl WindowSeries {
             rows,
             hot_key_rows,
             drift: self.drift,
-            wait_p99_ns: self.waits.quantile_ns(0.99),
-            wait_max_ns: self.waits.max_ns(),
+            wait_p99_ns,
+            wait_max_ns,
         });
         self.arrivals = 0;
         self.started = 0;
@@ -289,5 +286,147 @@ impl WindowSeries {
             self.settle_late_windows();
         }
         self.rows
+    }
+}
+
+/// Nonzero waits a window keeps as a list before it records them in a histogram instead
+/// (512 KiB: about the histogram's own size).
+const LISTED_WAITS: usize = 1 << 16;
+
+/// One window's waits, for its p99 and maximum. Zeros are counted; the others are listed, and
+/// the p99 is selected from the list — the value an HDR histogram of the same waits reports —
+/// so a window costs what its waits do, not a histogram's reset (344 KiB). Past
+/// [`LISTED_WAITS`] the window's waits go to the histogram, reset at its close.
+#[derive(Debug, Clone)]
+struct WindowWaits {
+    zeros: u64,
+    listed: Vec<SimTime>,
+    max_ns: SimTime,
+    /// The histogram: the bucket widths for the list's p99, and the waits of a window with
+    /// too many to list.
+    histogram: WaitStats,
+    spilled: bool,
+}
+
+impl WindowWaits {
+    fn new() -> Self {
+        WindowWaits {
+            zeros: 0,
+            listed: Vec::new(),
+            max_ns: 0,
+            histogram: WaitStats::new(),
+            spilled: false,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, wait_ns: SimTime) {
+        if wait_ns == 0 {
+            self.zeros += 1;
+        } else if self.spilled {
+            self.histogram.record(wait_ns);
+        } else if self.listed.len() < LISTED_WAITS {
+            self.listed.push(wait_ns);
+            self.max_ns = self.max_ns.max(wait_ns);
+        } else {
+            self.spill(wait_ns);
+        }
+    }
+
+    /// Moves the window's waits to the histogram, with one more.
+    #[cold]
+    fn spill(&mut self, wait_ns: SimTime) {
+        self.spilled = true;
+        for &wait in &self.listed {
+            self.histogram.record(wait);
+        }
+        self.listed.clear();
+        self.histogram.record(wait_ns);
+    }
+
+    /// The window's 99th-percentile wait, as an HDR histogram (3 digits) of its waits reports
+    /// it, and its longest wait.
+    fn p99_and_max(&mut self) -> (SimTime, SimTime) {
+        if self.spilled {
+            self.histogram.record_zeros(self.zeros);
+            self.histogram.settle();
+            return (self.histogram.quantile_ns(0.99), self.histogram.max_ns());
+        }
+        let count = self.zeros + self.listed.len() as u64;
+        if count == 0 {
+            return (0, 0);
+        }
+        // The histogram's rank: the smallest wait with at least 99% of the count at or below.
+        let rank = ((0.99 * count as f64).ceil() as u64).max(1);
+        if rank <= self.zeros {
+            return (0, self.max_ns);
+        }
+        let at = (rank - self.zeros - 1) as usize;
+        let (_, &mut wait, _) = self.listed.select_nth_unstable(at);
+        let p99 = self.histogram.highest_equivalent_ns(wait).min(self.max_ns);
+        (p99, self.max_ns)
+    }
+
+    /// Forgets the window's waits, keeping the allocations.
+    fn clear(&mut self) {
+        self.zeros = 0;
+        self.listed.clear();
+        self.max_ns = 0;
+        if self.spilled {
+            self.histogram.clear();
+            self.spilled = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod window_wait_tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+
+    /// The p99 and maximum a histogram of the same waits reports.
+    fn by_histogram(waits: &[SimTime]) -> (SimTime, SimTime) {
+        let mut stats = WaitStats::new();
+        waits.iter().for_each(|&w| stats.record(w));
+        stats.settle();
+        (stats.quantile_ns(0.99), stats.max_ns())
+    }
+
+    #[test]
+    fn a_listed_window_reports_what_a_histogram_would() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut window = WindowWaits::new();
+        for case in 0..300 {
+            let n = rng.random_range(0..3_000);
+            let zero_share: f64 = rng.random();
+            let scale = 10u64.pow(rng.random_range(0..12));
+            let waits: Vec<SimTime> = (0..n)
+                .map(|_| {
+                    if rng.random::<f64>() < zero_share {
+                        0
+                    } else {
+                        rng.random_range(1..=scale * 7)
+                    }
+                })
+                .collect();
+            waits.iter().for_each(|&w| window.record(w));
+            assert_eq!(window.p99_and_max(), by_histogram(&waits), "case {case}");
+            window.clear();
+        }
+    }
+
+    #[test]
+    fn a_window_too_long_to_list_spills_into_the_histogram() {
+        let waits: Vec<SimTime> = (0..(LISTED_WAITS as u64 + 5_000))
+            .map(|i| (i * 7_919) % 100_003)
+            .collect();
+        let mut window = WindowWaits::new();
+        waits.iter().for_each(|&w| window.record(w));
+        assert!(window.spilled);
+        assert_eq!(window.p99_and_max(), by_histogram(&waits));
+        window.clear();
+        window.record(5);
+        assert!(!window.spilled);
+        assert_eq!(window.p99_and_max(), by_histogram(&[5]));
     }
 }

@@ -195,6 +195,19 @@ impl WaitStats {
         self.max_ns
     }
 
+    /// Counts `n` more waits of zero.
+    pub fn record_zeros(&mut self, n: u64) {
+        self.count += n;
+        self.zeros += n;
+    }
+
+    /// The highest wait the histogram does not tell apart from `wait_ns` (clamped as a
+    /// recorded wait is): what a percentile falling on `wait_ns` reports.
+    pub fn highest_equivalent_ns(&self, wait_ns: SimTime) -> SimTime {
+        self.histogram
+            .highest_equivalent(wait_ns.min(HIGHEST_TRACKABLE_NS))
+    }
+
     /// Forgets every wait, keeping the allocation.
     pub fn clear(&mut self) {
         if !self.histogram.is_empty() {
