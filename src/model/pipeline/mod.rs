@@ -808,7 +808,13 @@ impl<O: Observer> Pipeline<O> {
             } else {
                 0
             },
-            user: u64::from(client),
+            // A client is a connection: with a likes table each of its likes is another
+            // user's, so its (post, user) rows spread as an open stream's do.
+            user: if self.likes.is_some() {
+                super::rows::mix64(u64::from(client) << 40 ^ clients.sent)
+            } else {
+                u64::from(client)
+            },
             key: 0,
             endpoint: 0,
         };
@@ -819,6 +825,7 @@ impl<O: Observer> Pipeline<O> {
         let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
         let job = Job {
             client,
+            repeat: self.draw_repeat(),
             ..Job::new(arrival, Kind::Update)
         };
         self.arrive(job, cpu, overhead);
