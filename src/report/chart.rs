@@ -2025,7 +2025,7 @@ impl SweepLineFigure<'_> {
         chart
             .configure_mesh()
             .x_desc(self.fields[0].as_str())
-            .y_desc("shards recommended (log scale; none meeting: left out)")
+            .y_desc("shards recommended (log scale; ✕ none meets the target)")
             .x_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
                 _ => String::new(),
@@ -2061,6 +2061,26 @@ impl SweepLineFigure<'_> {
                     .into_iter()
                     .map(|p| Circle::new(p, 6 + 4 * wider, colour.filled())),
             )?;
+            // A configuration where no simulated shard count meets the target: a cross at the
+            // top, labelled, in the policy's colour (stacked when several policies miss).
+            let top = chart.y_range().end - 0.12 * (1 + i) as f64;
+            for (x, value) in values.iter().enumerate() {
+                let unmet = self.rows.iter().any(|r| {
+                    r.policy == *policy && r.values[0] == *value && r.recommended.is_none()
+                });
+                if unmet {
+                    let at = (SegmentValue::CenterOf(x as i32), top);
+                    chart.draw_series(std::iter::once(
+                        EmptyElement::at(at)
+                            + Cross::new((0, 0), 9, colour.stroke_width(3))
+                            + Text::new(
+                                "none meets the target",
+                                (16, -9),
+                                (FONT, 18).into_font().color(&colour),
+                            ),
+                    ))?;
+                }
+            }
         }
         legend.draw(&legend_area)
     }
