@@ -316,6 +316,11 @@ impl LikesTable {
         &mut self.posts[index]
     }
 
+    /// Likes the reconciliation has added back so far.
+    pub fn reconciled(&self) -> u64 {
+        self.reconciled
+    }
+
     /// Whether a reconciliation pass is running.
     pub fn pass_running(&self) -> bool {
         self.recount.is_some()

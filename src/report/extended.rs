@@ -315,11 +315,7 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
         rows.iter()
             .map(|row| {
                 let cells = get(row.extended.as_ref()?)?;
-                Some(
-                    std::iter::once(row.shards.to_string())
-                        .chain(cells)
-                        .collect(),
-                )
+                Some(std::iter::once(row.label()).chain(cells).collect())
             })
             .collect()
     };

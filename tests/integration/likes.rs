@@ -76,6 +76,11 @@ fn likes_are_conserved_in_every_mode() {
                             o.rejected >= o.repeats,
                             "{what}: every double tap is rejected"
                         );
+                    } else {
+                        // The primary key makes a retried like count once.
+                        let client = run.extended.as_ref().and_then(|e| e.client).unwrap();
+                        assert_eq!(client.counts.duplicates, 0, "{what}");
+                        assert_eq!(client.drift, 0, "{what}: no like counted twice");
                     }
                     if same_transaction {
                         assert_eq!(o.lost, 0, "{what}: one transaction never drifts");

@@ -393,7 +393,10 @@ impl<O: Observer> Pipeline<O> {
             self.handle(time);
         }
         let horizon = self.config.horizon;
-        let rows_total = self.locks.grand_total();
+        // The clients' drift counts likes counted twice: the likes a reconciliation added
+        // back are not.
+        let reconciled = self.likes.as_ref().map_or(0, |likes| likes.reconciled());
+        let rows_total = self.locks.grand_total() - reconciled;
         let extended = self
             .ext
             .as_mut()
