@@ -125,7 +125,9 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     let utilization_shards = min_shards_for_utilization(load, limit);
     let peak = peak_scenario(base, settings);
     let mut evaluations = BTreeMap::new();
-    let machine_bound = machine_bound_reason(base, limit);
+    // A capacity in front of every row — the machine, or the likes table — that the peak
+    // already fills: no shard count can help.
+    let capacity_bound = machine_bound_reason(base, limit).or_else(|| likes_bound_reason(base));
     let mut evaluate = |shards: u32| -> Result<bool, InputError> {
         if let Some(done) = evaluations.get(&shards) {
             let done: &Evaluation = done;
@@ -140,8 +142,8 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     let mut failing = 0;
     let mut candidate = (load.floor() as u32).clamp(1, settings.max_shards);
     let passing = loop {
-        // No row count gets past the machine's ceiling: nothing to search.
-        if machine_bound.is_some() {
+        // No row count gets past that capacity: nothing to search.
+        if capacity_bound.is_some() {
             break None;
         }
         if evaluate(candidate)? {
@@ -171,7 +173,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         None => None,
     };
     let unmet_reason = answer.is_none().then(|| {
-        machine_bound.clone().unwrap_or_else(|| {
+        capacity_bound.clone().unwrap_or_else(|| {
             unmet_reason(
                 &evaluations,
                 &targets,
@@ -221,6 +223,28 @@ fn machine_bound_reason(base: &Scenario, limit: f64) -> Option<String> {
                 format!(", times max_utilization {limit}")
             } else {
                 String::new()
+            }
+        )
+    })
+}
+
+/// Why no shard count can meet a target when the likes table's busiest partition is offered
+/// more than it takes at the peak (its line is in front of the rows; more rows cannot
+/// shorten it).
+fn likes_bound_reason(base: &Scenario) -> Option<String> {
+    let likes = base.likes.as_ref()?;
+    let peak = base.peak_total_per_s();
+    let load = likes.hot_partition_load(base.peak_offered_per_s(), peak, base.row_hold_ns());
+    (load >= 1.0).then(|| {
+        format!(
+            "the likes table's busiest partition is offered {load:.2}× what it takes at the peak \
+             (partitioned by {}{}): its queue grows whatever the shard count; partition by \
+             post_user, or insert and count in separate transactions",
+            likes.partition_by.name(),
+            if likes.same_transaction {
+                ", held through the row in one transaction"
+            } else {
+                ""
             }
         )
     })

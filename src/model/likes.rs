@@ -89,6 +89,27 @@ impl LikesPlan {
     }
 }
 
+impl LikesPlan {
+    /// The busiest partition's load at the peak — likes a second × how long each holds it
+    /// (its insert, and in one transaction the row's hold `row_hold_ns` too, waits aside):
+    /// at 1 or more its line grows without bound whatever the shard count. By post the busiest
+    /// key's likes (`hot_per_s`) all take one partition; by (post, user) every partition takes
+    /// an equal share of all likes (`total_per_s`).
+    pub fn hot_partition_load(&self, hot_per_s: f64, total_per_s: f64, row_hold_ns: f64) -> f64 {
+        let rate = match self.partition_by {
+            PartitionBy::Post => hot_per_s,
+            PartitionBy::PostUser => total_per_s / f64::from(self.partitions),
+        };
+        let held_ns = self.insert_hold.mean_ns()
+            + if self.same_transaction {
+                row_hold_ns
+            } else {
+                0.0
+            };
+        rate * held_ns / 1e9
+    }
+}
+
 /// How every attempt that reached the likes table ended (attempts = counted + rejected +
 /// crashed + withdrawn + in flight).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -381,3 +381,37 @@ fn a_closed_loop_through_the_likes_table_spreads_and_conserves() {
         assert_eq!(o.rejected, o.repeats);
     }
 }
+
+#[test]
+fn plan_answers_at_once_when_the_likes_table_is_the_hot_spot() {
+    use shardsim::plan::{self, PlanSettings};
+    use shardsim::scenario::Slo;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = PlanSettings {
+        max_shards: 64,
+        duration_s: 5.0,
+        warmup_s: 1.0,
+        replications: 2,
+    };
+    let targets = Slo {
+        p99_ns: Some(20_000_000),
+        ..Slo::default()
+    };
+    // By post in one transaction: 3,000 likes/s × (0.15 + 1) ms on one partition = 3.45.
+    let hot = common::scenario(
+        dir.path(),
+        &likes_text("partition_by = \"post\"\nsame_transaction = true", ""),
+    );
+    let planned = plan::plan(&hot, targets, settings).unwrap();
+    assert_eq!(planned.answer, None);
+    assert!(planned.evaluations.is_empty(), "nothing simulated");
+    let reason = planned.unmet_reason.unwrap();
+    assert!(reason.contains("offered 3.45×"), "{reason}");
+    // Separate transactions free the partition after 0.15 ms: 0.45 of it, so plan searches.
+    let separate = common::scenario(
+        dir.path(),
+        &likes_text("partition_by = \"post\"\nsame_transaction = false", ""),
+    );
+    let planned = plan::plan(&separate, targets, settings).unwrap();
+    assert!(planned.answer.is_some(), "{:?}", planned.unmet_reason);
+}
