@@ -6,6 +6,7 @@ use super::file::{
 };
 use super::validate::{
     FieldError, MAX_DURATION_S, MAX_HOLD_MS, MAX_RATE_PER_S, MAX_SHARDS, Min, number,
+    required_number,
 };
 use super::{ArrivalPlan, RateSegment};
 use crate::model::adaptive::{AdaptivePolicy, GrowWhen};
@@ -68,14 +69,13 @@ pub(super) fn resolve_features(
 }
 
 fn resolve_client(table: &ClientTable) -> Result<ClientPolicy, FieldError> {
-    let timeout_ms = table.timeout_ms.ok_or_else(|| {
-        (
-            "client.timeout_ms".to_owned(),
-            "missing: how long a client waits, in ms".to_owned(),
-        )
-    })?;
-    let timeout_ms = number(timeout_ms, Min::Above(0.0), MAX_HOLD_MS)
-        .map_err(|m| ("client.timeout_ms".to_owned(), m))?;
+    let timeout_ms = required_number(
+        table.timeout_ms,
+        "client.timeout_ms",
+        "how long a client waits, in ms",
+        Min::Above(0.0),
+        MAX_HOLD_MS,
+    )?;
     let on_timeout = match table.on_timeout.as_deref().unwrap_or("cancel") {
         "cancel" => OnTimeout::Cancel,
         "orphan" => OnTimeout::Orphan,

@@ -4,7 +4,7 @@
 
 use super::ArrivalPlan;
 use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
-use super::validate::{FieldError, MAX_DURATION_S, Min, number, resolve_hold};
+use super::validate::{FieldError, MAX_DURATION_S, Min, number, required_number, resolve_hold};
 use crate::model::likes::{LikesPlan, PartitionBy, Reconcile};
 use crate::model::time::s_f64_to_ns;
 
@@ -120,23 +120,20 @@ fn resolve_insert_hold(table: Option<&HoldTable>) -> Result<crate::model::HoldDi
 }
 
 fn resolve_reconcile(table: &ReconcileTable) -> Result<Reconcile, FieldError> {
-    let every_s = table.every_s.ok_or_else(|| {
-        (
-            "reconcile.every_s".to_owned(),
-            "missing: seconds between passes, e.g. every_s = 60".to_owned(),
-        )
-    })?;
-    let every_s = number(every_s, Min::Above(0.0), MAX_DURATION_S)
-        .map_err(|m| ("reconcile.every_s".to_owned(), m))?;
-    let rows_per_s = table.rows_per_s.ok_or_else(|| {
-        (
-            "reconcile.rows_per_s".to_owned(),
-            "missing: likes-table rows a recount reads a second, e.g. rows_per_s = 100000"
-                .to_owned(),
-        )
-    })?;
-    let rows_per_s = number(rows_per_s, Min::Above(0.0), 1e12)
-        .map_err(|m| ("reconcile.rows_per_s".to_owned(), m))?;
+    let every_s = required_number(
+        table.every_s,
+        "reconcile.every_s",
+        "seconds between passes, e.g. every_s = 60",
+        Min::Above(0.0),
+        MAX_DURATION_S,
+    )?;
+    let rows_per_s = required_number(
+        table.rows_per_s,
+        "reconcile.rows_per_s",
+        "likes-table rows a recount reads a second, e.g. rows_per_s = 100000",
+        Min::Above(0.0),
+        1e12,
+    )?;
     Ok(Reconcile {
         every: s_f64_to_ns(every_s).max(1),
         rows_per_s,

@@ -3,7 +3,7 @@
 //! naming its field. Any of them puts the scenario on the event-driven pipeline.
 
 use super::file::{ClientTable, HoldTable, ScenarioFile};
-use super::validate::{FieldError, MAX_HOLD_MS, Min, number, resolve_hold};
+use super::validate::{FieldError, MAX_HOLD_MS, Min, number, required_number, resolve_hold};
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::time::ms_f64_to_ns;
@@ -50,14 +50,13 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         .wal
         .as_ref()
         .map(|table| {
-            let flush_ms = table.flush_ms.ok_or_else(|| {
-                (
-                    "wal.flush_ms".to_owned(),
-                    "missing: how long one WAL flush takes, ms, e.g. flush_ms = 0.087".to_owned(),
-                )
-            })?;
-            let flush_ms = number(flush_ms, Min::Above(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("wal.flush_ms".to_owned(), m))?;
+            let flush_ms = required_number(
+                table.flush_ms,
+                "wal.flush_ms",
+                "how long one WAL flush takes, ms, e.g. flush_ms = 0.087",
+                Min::Above(0.0),
+                MAX_HOLD_MS,
+            )?;
             Ok::<_, FieldError>(WalModel {
                 flush: ms_f64_to_ns(flush_ms).max(1),
                 group_commit: table.group_commit.unwrap_or(true),

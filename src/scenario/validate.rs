@@ -438,6 +438,19 @@ pub(super) enum Min {
     Above(f64),
 }
 
+/// A required number of `field`: `missing` says what to write when it is absent (after
+/// "missing: "), and [`number`] checks its range.
+pub(super) fn required_number(
+    value: Option<f64>,
+    field: &str,
+    missing: &str,
+    min: Min,
+    max: f64,
+) -> Result<f64, FieldError> {
+    let value = value.ok_or_else(|| (field.to_owned(), format!("missing: {missing}")))?;
+    number(value, min, max).map_err(|m| (field.to_owned(), m))
+}
+
 /// Checks that `value` is finite and within range; the message says what is allowed.
 pub(super) fn number(value: f64, min: Min, max: f64) -> Result<f64, String> {
     let in_range = value.is_finite()

@@ -27,12 +27,11 @@ impl<O: Observer> Pipeline<O> {
     /// The update, connected if there is a pool, takes its next step: the likes table's insert
     /// path, or its row.
     pub(super) fn request_store_or_row(&mut self, id: u32) {
-        let job = self.jobs[id as usize];
-        if !self.on_likes_path(&job) {
+        if self.likes.is_none() || !self.on_likes_path(&self.jobs[id as usize]) {
             self.request_row(id);
             return;
         }
-        let partition = self.partition_of(&job);
+        let partition = self.partition_of(&self.jobs[id as usize]);
         let likes = self.likes.as_mut().expect("on the likes path");
         if likes.request(partition, id, &mut self.links) {
             self.insert_granted(id);
