@@ -72,6 +72,17 @@ impl RowHeaps {
         }
     }
 
+    /// The packed heap `base..base + len` and its index bits, or `None` once the store is wide.
+    #[inline]
+    pub(super) fn packed_mut(&mut self, base: usize, len: usize) -> Option<(&mut [u64], u32)> {
+        match self {
+            RowHeaps::Packed { entries, slot_bits } => {
+                Some((&mut entries[base..base + len], *slot_bits))
+            }
+            RowHeaps::Wide(_) => None,
+        }
+    }
+
     /// Appends a heap of `n` rows, all free at 0 (in index order: already a valid heap).
     pub(super) fn push_key(&mut self, n: u32) {
         self.push_free_rows(0, n);
@@ -246,7 +257,7 @@ fn sift_up<T: Ord + Copy>(heap: &mut [T], mut at: usize) {
 
 /// Replaces a min-heap's top and restores the heap order: O(log n).
 #[inline(always)]
-fn replace_top<T: Ord + Copy>(heap: &mut [T], item: T) {
+pub(super) fn replace_top<T: Ord + Copy>(heap: &mut [T], item: T) {
     let len = heap.len();
     let mut hole = 0;
     loop {

@@ -10,7 +10,7 @@
 //! - [`closed`]: closed-loop clients, each sending its next update when its last commits;
 //! - [`counter`]: [`ShardedCounter`], the exact model as a small library API;
 //! - [`engine`]: the discrete-event simulation of one shard count, deciding each start at
-//!   arrival (the fast path);
+//!   arrival (the fast path), with its tightest loop for one key in `fast`;
 //! - [`machine`]: what a real database adds (per-waiter holds, shared CPU, the WAL flush,
 //!   time outside the database);
 //! - [`resources`], [`locks`]: cores, the flush and row locks that grant, queue and release;
@@ -24,6 +24,7 @@ pub mod closed;
 pub mod counter;
 pub mod engine;
 mod extended;
+mod fast;
 mod heaps;
 pub mod hold;
 pub mod likes;

@@ -221,6 +221,14 @@ struct KeyRows {
     cursor: u32,
 }
 
+/// One key's rows under earliest-free in the packed store, borrowed by the engine's fast path:
+/// the min-heap of `free_at << slot_bits | slot` and the rows' counts by index.
+pub(super) struct PackedRows<'a> {
+    pub(super) heap: &'a mut [u64],
+    pub(super) slot_bits: u32,
+    pub(super) counts: &'a mut [u64],
+}
+
 /// The rows of every key, in flat vectors. A key's rows are created on its first increment,
 /// so memory follows the keys actually touched; a key whose row count grows (adaptive
 /// sharding) moves its rows to the end of the vectors when it outgrows its place.
@@ -442,6 +450,23 @@ impl RowTable {
         // The old place keeps stale values; nothing reads it again.
         self.keys[block].offset = u32::try_from(new_offset).expect("fewer than 2^32 rows");
         self.keys[block].capacity = capacity;
+    }
+
+    /// Earliest-free with the packed store: `key`'s rows (created if new) for the engine's
+    /// one-key fast path, or `None` for another policy or the wide store.
+    pub(super) fn packed_rows_mut(&mut self, key: u32) -> Option<PackedRows<'_>> {
+        if self.policy != Policy::EarliestFree {
+            return None;
+        }
+        let block = self.block_for(key);
+        let KeyRows { offset, len, .. } = self.keys[block];
+        let (base, len) = (offset as usize, len as usize);
+        let (heap, slot_bits) = self.heaps.packed_mut(base, len)?;
+        Some(PackedRows {
+            heap,
+            slot_bits,
+            counts: &mut self.counts[base..base + len],
+        })
     }
 
     /// The key's total: the sum of its rows (0 for a key never incremented).

@@ -142,6 +142,13 @@ impl Observer for Recorder {
     }
 }
 
+/// An observer that looks at nothing but is not silent: the engine stays on its general path.
+struct Watching;
+
+impl Observer for Watching {
+    fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &dyn KeyCounts) {}
+}
+
 /// Every decision as (arrival time, key, arrival's random bits, user, hold, start, slot).
 #[derive(Default)]
 struct Decisions(Vec<(SimTime, u32, u64, u64, SimTime, SimTime, u32)>);
@@ -295,6 +302,55 @@ proptest! {
                 .max();
             prop_assert_eq!(row.wait_max_ns(), window_max);
         }
+    }
+
+    #[test]
+    fn the_one_key_fast_path_matches_the_general_path(
+        shards in prop::sample::select(vec![1u32, 2, 3, 4, 8, 16]),
+        arrivals in arrivals(),
+        one_key in any::<bool>(),
+        window in 1u64..20,
+        extra in 0u64..40,
+        warm_up in 0u64..30,
+        queue_limit in prop::sample::select(vec![2u64, 5, 20, u64::MAX]),
+        huge_hold_at in prop::option::of(0usize..120),
+        chunk in 1usize..50,
+    ) {
+        // A silent observer lets the engine take its one-key loop; one that watches keeps it
+        // on the general path. Every figure of the run must be the same, whatever interrupts
+        // the loop: another key, the warm-up, saturation, a hold too long for packed rows.
+        let mut arrivals = arrivals;
+        if one_key {
+            arrivals.iter_mut().for_each(|a| a.key = 0);
+        }
+        if let Some(at) = huge_hold_at.filter(|&at| at < arrivals.len()) {
+            arrivals[at].hold = 1 << 58;
+        }
+        let horizon = arrivals.last().unwrap().at + 1 + extra;
+        let config = EngineConfig {
+            policy: Policy::EarliestFree,
+            hot_keys: 0,
+            measure_from: warm_up,
+            queue_limit,
+            ..test_config(shards, Policy::EarliestFree, horizon, window)
+        };
+        let mut fast = Engine::new(config.clone(), NoEvents);
+        let mut general = Engine::new(config, Watching);
+        for part in arrivals.chunks(chunk) {
+            fast.feed(part);
+            general.feed(part);
+        }
+        let (fast, _) = fast.finish();
+        let (general, _) = general.finish();
+        let (fast, general) = (format!("{fast:?}"), format!("{general:?}"));
+        let first_difference = fast.bytes().zip(general.bytes()).position(|(a, b)| a != b);
+        let around = |text: &str, at: usize| text[at.saturating_sub(120)..(at + 80).min(text.len())].to_string();
+        prop_assert!(
+            fast == general,
+            "fast: …{}…\ngeneral: …{}…",
+            first_difference.map_or_else(String::new, |at| around(&fast, at)),
+            first_difference.map_or_else(String::new, |at| around(&general, at)),
+        );
     }
 
     #[test]
