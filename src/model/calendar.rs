@@ -126,6 +126,20 @@ impl Instants {
         }
     }
 
+    /// Removes and returns the earliest instant if it is at or before `time`.
+    #[inline(always)]
+    pub fn pop_due(&mut self, time: SimTime) -> Option<SimTime> {
+        if self.others.is_empty() {
+            return match self.in_order.front() {
+                Some(&due) if due <= time => self.in_order.pop_front(),
+                _ => None,
+            };
+        }
+        self.next_time()
+            .filter(|&due| due <= time)
+            .and_then(|_| self.pop())
+    }
+
     /// The number of instants.
     #[inline(always)]
     pub fn len(&self) -> usize {

@@ -3,14 +3,24 @@
 //!
 //! It does what [`Engine::feed`]'s general path does for those arrivals — the same rows, the
 //! same starts, the same statistics in the same order, so the outputs are byte-identical — but
-//! with the key's heap borrowed once for the whole run instead of looked up per arrival, and
-//! every check that cannot fire inside the run hoisted out of it. Anything else (another key, a
+//! with the key's heap borrowed once for the whole run instead of looked up per arrival, its
+//! length known at compile time for 2 to 64 rows, the counters in locals, and every check that
+//! cannot fire inside the run hoisted out of it. Up to 32 rows a long run does not keep the heap
+//! at all: the rows sit by index and each arrival takes the least packed entry of all of them,
+//! found without a branch (a heap's sift mispredicts about once per arrival; the scan is 31
+//! independent minimums for 32 rows, a bounded cost). Anything else (another key, a
 //! warm-up arrival, a free time too large for the packed heap, saturation) ends the run and
 //! the general path takes over.
 
 use super::engine::{Arrival, Engine, Observer};
 use super::heaps::replace_top;
 use super::rows::PackedRows;
+
+/// The most rows the loop scans instead of keeping a heap.
+const MOST_SCANNED: usize = 32;
+
+/// The run of one key's arrivals that makes the scan worth arranging the rows by index.
+const SCAN_RUN: usize = 64;
 
 impl<O: Observer> Engine<O> {
     /// Simulates the longest prefix of `arrivals` the fast path can take; returns its length
@@ -97,6 +107,15 @@ impl<O: Observer> Engine<O> {
         };
         let slot_mask = (1u64 << slot_bits) - 1;
         let packable_below = 1u64 << (u64::BITS - slot_bits);
+        // Up to 32 rows, a long run keeps the rows by index and finds the earliest by a
+        // branch-free minimum of all of them (the packed entries are distinct, so the minimum
+        // is the heap's top: the same row); the heap order is restored at the end.
+        let scan = (2..=MOST_SCANNED).contains(&N)
+            && arrivals.len() >= SCAN_RUN
+            && arrivals[..SCAN_RUN].iter().all(|a| a.key == key);
+        if scan {
+            heap.sort_unstable_by_key(|entry| entry & slot_mask);
+        }
         let (mut last, mut queued, mut queued_max) = (*now, *backlog, *backlog_max);
         if !*measuring {
             // The backlog's peak is measured from the first measured arrival, after the
@@ -111,18 +130,21 @@ impl<O: Observer> Engine<O> {
             if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
                 break;
             }
-            let top = heap[0];
+            let top = match <&[u64; N]>::try_from(&*heap) {
+                Ok(rows) if scan => earliest_of(rows),
+                _ => heap[0],
+            };
             let start = at.max(top >> slot_bits);
             let until = start.saturating_add(arrival.hold);
             if until >= packable_below {
                 break;
             }
             // The holds that start by this arrival, each in its window.
-            while let Some(due) = starts.next_time().filter(|&due| due <= at) {
+            while let Some(due) = starts.pop_due(at) {
                 while due >= series.current_end() {
+                    // The hold starting at `due` is still queued at the window's end.
                     series.close_window(queued, 0, window_rows);
                 }
-                starts.pop();
                 queued -= 1;
                 series.record_start();
             }
@@ -134,18 +156,20 @@ impl<O: Observer> Engine<O> {
             }
             last = at;
             let slot = top & slot_mask;
-            if N == 0 {
-                replace_top(heap, (until << slot_bits) | slot);
+            let entry = (until << slot_bits) | slot;
+            if scan {
+                heap[slot as usize] = entry;
+            } else if N == 0 {
+                replace_top(heap, entry);
             } else if let Ok(heap) = <&mut [u64; N]>::try_from(&mut *heap) {
-                replace_top(heap, (until << slot_bits) | slot);
+                replace_top(heap, entry);
             }
             counts[slot as usize] += 1;
-            let wait = start - at;
-            waits.record(wait);
-            series.record_arrival(wait);
             fed += 1;
             completed += u64::from(until <= horizon);
             if start > at {
+                waits.record_positive(start - at);
+                series.record_arrival_queued(start - at);
                 starts.schedule(start);
                 queued += 1;
                 series.note_backlog(queued);
@@ -155,8 +179,14 @@ impl<O: Observer> Engine<O> {
                     break;
                 }
             } else {
+                waits.record_zero();
+                series.record_arrival_unqueued();
                 series.record_start();
             }
+        }
+        if scan {
+            // Sorted is a valid min-heap.
+            heap.sort_unstable();
         }
         if fed > 0 {
             *measuring = true;
@@ -167,4 +197,22 @@ impl<O: Observer> Engine<O> {
         }
         (fed, saturated)
     }
+}
+
+/// The least of `N` (a power of two) packed entries, by a tree of pairwise minimums: no
+/// branch, and a dependency chain of only log2(N) steps.
+#[inline(always)]
+fn earliest_of<const N: usize>(rows: &[u64; N]) -> u64 {
+    let mut width = N / 2;
+    let mut level = [0u64; MOST_SCANNED / 2];
+    for i in 0..width {
+        level[i] = rows[i].min(rows[i + width]);
+    }
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            level[i] = level[i].min(level[i + width]);
+        }
+    }
+    level[0]
 }

@@ -224,6 +224,20 @@ impl WindowSeries {
         self.waits.record(wait_ns);
     }
 
+    /// [`WindowSeries::record_arrival`] of an arrival that did not wait.
+    #[inline(always)]
+    pub fn record_arrival_unqueued(&mut self) {
+        self.arrivals += 1;
+        self.waits.zeros += 1;
+    }
+
+    /// [`WindowSeries::record_arrival`] of an arrival that waited `wait_ns > 0`.
+    #[inline(always)]
+    pub fn record_arrival_queued(&mut self, wait_ns: SimTime) {
+        self.arrivals += 1;
+        self.waits.record_positive(wait_ns);
+    }
+
     /// Counts an arrival whose wait is unknown (a saturated shard count never serves it).
     #[inline]
     pub fn record_unserved(&mut self) {
@@ -323,7 +337,14 @@ impl WindowWaits {
     fn record(&mut self, wait_ns: SimTime) {
         if wait_ns == 0 {
             self.zeros += 1;
-        } else if self.spilled {
+        } else {
+            self.record_positive(wait_ns);
+        }
+    }
+
+    #[inline(always)]
+    fn record_positive(&mut self, wait_ns: SimTime) {
+        if self.spilled {
             self.histogram.record(wait_ns);
         } else if self.listed.len() < LISTED_WAITS {
             self.listed.push(wait_ns);

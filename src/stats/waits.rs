@@ -131,11 +131,25 @@ impl WaitStats {
     /// Records one wait.
     #[inline(always)]
     pub fn record(&mut self, wait_ns: SimTime) {
-        self.count += 1;
         if wait_ns == 0 {
-            self.zeros += 1;
-            return;
+            self.record_zero();
+        } else {
+            self.record_positive(wait_ns);
         }
+    }
+
+    /// Records a wait of zero.
+    #[inline(always)]
+    pub fn record_zero(&mut self) {
+        self.count += 1;
+        self.zeros += 1;
+    }
+
+    /// Records a wait known to be above zero.
+    #[inline(always)]
+    pub fn record_positive(&mut self, wait_ns: SimTime) {
+        debug_assert!(wait_ns > 0, "a positive wait");
+        self.count += 1;
         self.histogram
             .saturating_record(wait_ns.min(HIGHEST_TRACKABLE_NS));
         self.sum_ns += u128::from(wait_ns);

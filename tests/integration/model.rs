@@ -314,7 +314,7 @@ proptest! {
         warm_up in 0u64..30,
         queue_limit in prop::sample::select(vec![2u64, 5, 20, u64::MAX]),
         huge_hold_at in prop::option::of(0usize..120),
-        chunk in 1usize..50,
+        chunk in prop_oneof![1usize..50, Just(usize::MAX)],
     ) {
         // A silent observer lets the engine take its one-key loop; one that watches keeps it
         // on the general path. Every figure of the run must be the same, whatever interrupts
