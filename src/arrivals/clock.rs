@@ -7,6 +7,7 @@ use rand_distr::{Distribution, Exp1};
 
 use super::SimRng;
 use crate::model::SimTime;
+use crate::model::time::round_to_ns;
 use crate::scenario::RateSegment;
 
 /// The successive event times of one Poisson stream.
@@ -36,7 +37,7 @@ impl PoissonClock {
             let segment = *self.segments.get(self.segment)?;
             if segment.rate_per_s > 0.0 {
                 let unit_gap: f64 = Exp1.sample(&mut self.rng);
-                let gap_ns = (unit_gap * 1e9 / segment.rate_per_s).round() as u64;
+                let gap_ns = round_to_ns(unit_gap * 1e9 / segment.rate_per_s);
                 let at = self.now.saturating_add(gap_ns);
                 if at < segment.end {
                     self.now = at;

@@ -47,7 +47,7 @@ impl Traffic {
         if self.speed == 1.0 {
             at
         } else {
-            (at as f64 / self.speed).round() as crate::model::SimTime
+            crate::model::time::round_to_ns(at as f64 / self.speed)
         }
     }
 
