@@ -170,32 +170,52 @@ pub fn run_replications<O: Observer + Send>(
     observers: Vec<O>,
     progress: &dyn SweepProgress,
 ) -> Result<(Vec<Vec<ShardRun>>, Vec<O>), InputError> {
-    let first = run(scenario, 0, observers, progress)?;
+    // Replications run in batches of one per thread, so at most that many are in flight (the
+    // memory budget counts on it): the first, with the observers, beside the next ones; only
+    // the first keeps its time series.
+    let threads = rayon::current_num_threads().max(1);
+    let rest: Vec<u32> = (1..scenario.replications).collect();
+    let (beside_first, later) = rest.split_at((threads - 1).min(rest.len()));
+    let (first, beside) = rayon::join(
+        || run(scenario, 0, observers, progress),
+        || run_silent(scenario, beside_first, progress),
+    );
+    let first = first?;
     let mut runs: Vec<Vec<ShardRun>> = Vec::with_capacity(first.len());
     let mut observers = Vec::with_capacity(first.len());
     for (run, observer) in first {
         runs.push(vec![run]);
         observers.push(observer);
     }
-    // The other replications run in batches of one per thread, so at most that many are in
-    // flight (the memory budget counts on it); only the first keeps its time series.
-    let rest: Vec<u32> = (1..scenario.replications).collect();
-    for batch in rest.chunks(rayon::current_num_threads().max(1)) {
-        let done: Vec<Vec<(ShardRun, NoEvents)>> = batch
-            .par_iter()
-            .map(|&replication| {
-                let silent = vec![NoEvents; scenario.variants().len()];
-                run(scenario, replication, silent, progress)
-            })
-            .collect::<Result<_, _>>()?;
+    let mut add = |done: Vec<Vec<(ShardRun, NoEvents)>>| {
         for replication in done {
             for (index, (mut run, _)) in replication.into_iter().enumerate() {
                 slim_later_replication(&mut run);
                 runs[index].push(run);
             }
         }
+    };
+    add(beside?);
+    for batch in later.chunks(threads) {
+        add(run_silent(scenario, batch, progress)?);
     }
     Ok((runs, observers))
+}
+
+/// Simulates `replications` of every shard count in parallel, observing nothing; returns each
+/// replication's runs, in the order given.
+fn run_silent(
+    scenario: &Scenario,
+    replications: &[u32],
+    progress: &dyn SweepProgress,
+) -> Result<Vec<Vec<(ShardRun, NoEvents)>>, InputError> {
+    replications
+        .par_iter()
+        .map(|&replication| {
+            let silent = vec![NoEvents; scenario.variants().len()];
+            run(scenario, replication, silent, progress)
+        })
+        .collect()
 }
 
 /// Only the first replication's series and histograms are shown or pooled beyond their
@@ -221,13 +241,7 @@ pub fn run_some_replications(
 ) -> Result<Vec<Vec<ShardRun>>, InputError> {
     let mut out = Vec::with_capacity(replications.len());
     for batch in replications.chunks(rayon::current_num_threads().max(1)) {
-        let done: Vec<Vec<(ShardRun, NoEvents)>> = batch
-            .par_iter()
-            .map(|&replication| {
-                let silent = vec![NoEvents; scenario.variants().len()];
-                run(scenario, replication, silent, &NoProgress)
-            })
-            .collect::<Result<_, _>>()?;
+        let done = run_silent(scenario, batch, &NoProgress)?;
         for (&replication, runs) in batch.iter().zip(done) {
             out.push(
                 runs.into_iter()

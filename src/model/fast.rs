@@ -39,6 +39,10 @@ impl<O: Observer> Engine<O> {
         let Some(first) = arrivals.first() else {
             return 0;
         };
+        // The warm-up is left to the general path, arrival by arrival.
+        if first.at < self.config.measure_from {
+            return 0;
+        }
         // A key's first arrival creates its rows (the general path does): within the run the
         // rows reported by the windows then stay as they are.
         if self.rows.block_of(first.key).is_none() {
@@ -80,9 +84,6 @@ impl<O: Observer> Engine<O> {
     ) -> (usize, bool) {
         let key = arrivals[0].key;
         let (horizon, queue_limit) = (self.config.horizon, self.config.queue_limit);
-        if arrivals[0].at < self.config.measure_from {
-            return (0, false);
-        }
         // Arrivals come in time order (checked below), so all are before the horizon when the
         // last is.
         let all_before_horizon = arrivals.last().is_some_and(|last| last.at < horizon);
