@@ -166,6 +166,21 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
     }
 }
 
+/// `text` as TOML comment lines of at most about 90 characters.
+fn comment(text: &str) -> String {
+    let mut lines = vec![String::from("#")];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("one line at least");
+        if line.len() + 1 + word.len() > 90 && line.len() > 1 {
+            lines.push(format!("# {word}"));
+        } else {
+            line.push(' ');
+            line.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
 impl Calibration {
     /// `calibration.toml`: where it comes from, then the sections a scenario includes.
     pub fn toml(&self) -> String {
@@ -174,20 +189,11 @@ impl Calibration {
             "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
-             # Fitted: a row holds {:.4} ms + {:.4} ms per update waiting for it, plus {:.4} ms of CPU\n\
-             # on {} cores{}; outside the database {:.4} ms per request at the median, {:.4} ms at p99.\n\n{}",
+             {}\n\n{}",
             self.runs.len(),
             self.server,
             self.synchronous_commit,
-            m.hold_ms,
-            m.per_waiter_ms,
-            m.cpu_ms,
-            m.cores,
-            m.flush_ms
-                .map(|f| format!(" and a {f:.4} ms WAL flush (group commit)"))
-                .unwrap_or_default(),
-            m.overhead_ms,
-            m.overhead_p99_ms,
+            comment(&format!("Fitted: {}.", m.describe())),
             m.sections()
         )
     }

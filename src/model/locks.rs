@@ -9,8 +9,14 @@
 //! where the closed form gives the first waiter the lower index (the same starts and figures;
 //! only `events.csv`'s slot can differ). The other policies pick the row when the job arrives, and the job waits
 //! in that row's own queue.
+//!
+//! Under `[hold] grant_order = "random"` a released row goes to a waiter drawn uniformly from
+//! those waiting instead of the first: PostgreSQL wakes a row's waiters at each commit and
+//! they race for the new row version, so its lock is not first come, first served.
 
-use super::resources::{Fifo, Links, NONE};
+use super::machine::GrantOrder;
+use super::random::{SimRng, Stream, stream_rng};
+use super::resources::{Bag, Fifo, Links, NONE};
 use super::rows::{KeyIndex, Policy, pick_slot};
 use super::time::SimTime;
 
@@ -75,6 +81,24 @@ struct RowLock {
     busy_ns: u64,
 }
 
+/// A line of waiting jobs: a key's (earliest-free) or one row's.
+#[derive(Debug, Clone, Copy)]
+enum Line {
+    Key(usize),
+    Row(u32),
+}
+
+/// The waiting lines in random order, beside the first-come-first-served ones it replaces.
+#[derive(Debug, Clone)]
+struct RandomGrants {
+    /// By key block (earliest-free).
+    keys: Vec<Bag>,
+    /// By row (the other policies, and locking reads' parts).
+    rows: Vec<Bag>,
+    /// One draw per handover with at least two waiters.
+    draws: SimRng,
+}
+
 /// Every key's row locks, in flat vectors; a key's rows are created on its first request.
 #[derive(Debug, Clone)]
 pub struct LockTable {
@@ -85,11 +109,14 @@ pub struct LockTable {
     rows: Vec<RowLock>,
     extents: Vec<Extent>,
     max_key_rows: u32,
+    /// `Some` when released rows go to a random waiter.
+    random: Option<Box<RandomGrants>>,
 }
 
 impl LockTable {
-    /// No key yet; each will have `shards ≥ 1` rows chosen by `policy`.
-    pub fn new(shards: u32, policy: Policy, key_hint: usize) -> Self {
+    /// No key yet; each will have `shards ≥ 1` rows chosen by `policy`, handed to waiters in
+    /// `order` (random draws from `seed`'s own stream).
+    pub fn new(shards: u32, policy: Policy, key_hint: usize, order: GrantOrder, seed: u64) -> Self {
         assert!(shards >= 1, "a key needs at least one row");
         LockTable {
             shards,
@@ -99,6 +126,68 @@ impl LockTable {
             rows: Vec::new(),
             extents: Vec::new(),
             max_key_rows: 0,
+            random: (order == GrantOrder::Random).then(|| {
+                Box::new(RandomGrants {
+                    keys: Vec::new(),
+                    rows: Vec::new(),
+                    draws: stream_rng(seed, Stream::Grants),
+                })
+            }),
+        }
+    }
+
+    /// Gives every key and row created since the last call its random-order line.
+    fn extend_random_lines(&mut self) {
+        if let Some(random) = self.random.as_mut() {
+            random.keys.resize(self.keys.len(), Bag::default());
+            random.rows.resize(self.rows.len(), Bag::default());
+        }
+    }
+
+    /// `job` joins `line`.
+    #[inline]
+    fn push_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
+        match (self.random.as_mut(), line) {
+            (Some(random), Line::Key(block)) => random.keys[block].push(job, links),
+            (Some(random), Line::Row(row)) => random.rows[row as usize].push(job, links),
+            (None, Line::Key(block)) => self.keys[block].waiting.push(job, links),
+            (None, Line::Row(row)) => self.rows[row as usize].waiting.push(job, links),
+        }
+    }
+
+    /// The job of `line` served next (its first, or a random one), and how many still wait.
+    #[inline]
+    fn pop_waiter(&mut self, line: Line, links: &mut Links) -> Option<(u32, u32)> {
+        match self.random.as_mut() {
+            Some(random) => {
+                let bag = match line {
+                    Line::Key(block) => &mut random.keys[block],
+                    Line::Row(row) => &mut random.rows[row as usize],
+                };
+                let bits = if bag.len() > 1 {
+                    rand::Rng::next_u64(&mut random.draws)
+                } else {
+                    0
+                };
+                bag.take(bits, links).map(|job| (job, bag.len()))
+            }
+            None => {
+                let fifo = match line {
+                    Line::Key(block) => &mut self.keys[block].waiting,
+                    Line::Row(row) => &mut self.rows[row as usize].waiting,
+                };
+                fifo.pop(links).map(|job| (job, fifo.len()))
+            }
+        }
+    }
+
+    /// `job`, in `line`, leaves it.
+    fn remove_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
+        match (self.random.as_mut(), line) {
+            (Some(random), Line::Key(block)) => random.keys[block].remove(job, links),
+            (Some(random), Line::Row(row)) => random.rows[row as usize].remove(job, links),
+            (None, Line::Key(block)) => self.keys[block].waiting.remove(job, links),
+            (None, Line::Row(row)) => self.rows[row as usize].waiting.remove(job, links),
         }
     }
 
@@ -137,6 +226,7 @@ impl LockTable {
         });
         self.block_of_key.insert(key, block as u32);
         self.max_key_rows = self.max_key_rows.max(len);
+        self.extend_random_lines();
         block
     }
 
@@ -208,14 +298,14 @@ impl LockTable {
         }
         self.keys[block].len = rows;
         self.max_key_rows = self.max_key_rows.max(rows);
+        self.extend_random_lines();
         if self.policy != Policy::EarliestFree {
             return;
         }
         for row in offset..offset + added {
-            match self.keys[block].waiting.pop(links) {
-                Some(job) => {
+            match self.pop_waiter(Line::Key(block), links) {
+                Some((job, waiters)) => {
                     self.rows[row as usize].busy = true;
-                    let waiters = self.keys[block].waiting.len();
                     handovers.push(Handover { job, waiters, row });
                 }
                 None => self.insert_idle(block, row),
@@ -257,7 +347,7 @@ impl LockTable {
         if self.policy == Policy::EarliestFree {
             let row = locks.idle_head;
             if row == NONE {
-                locks.waiting.push(job, links);
+                self.push_waiter(Line::Key(block), job, links);
                 return Request::Queued(NONE);
             }
             locks.idle_head = self.rows[row as usize].idle_next;
@@ -284,7 +374,7 @@ impl LockTable {
     pub fn request_row(&mut self, row: u32, job: u32, links: &mut Links) -> Request {
         let lock = &mut self.rows[row as usize];
         if lock.busy {
-            lock.waiting.push(job, links);
+            self.push_waiter(Line::Row(row), job, links);
             Request::Queued(row)
         } else {
             lock.busy = true;
@@ -294,30 +384,26 @@ impl LockTable {
 
     /// `job`, waiting for a row of `key` (`queued` as [`Request::Queued`] said), gives up.
     pub fn withdraw(&mut self, key: u32, queued: u32, job: u32, links: &mut Links) {
-        if queued == NONE {
-            let block = self.block_of(key).expect("a waiting job's key has rows");
-            self.keys[block].waiting.remove(job, links);
+        let line = if queued == NONE {
+            Line::Key(self.block_of(key).expect("a waiting job's key has rows"))
         } else {
-            self.rows[queued as usize].waiting.remove(job, links);
-        }
+            Line::Row(queued)
+        };
+        self.remove_waiter(line, job, links);
     }
 
-    /// The holder of `row` committed at `now`: the row goes to the first job waiting for it,
-    /// or becomes idle.
+    /// The holder of `row` committed at `now`: the row goes to the first job waiting for it
+    /// (a random one in random grant order), or becomes idle.
     #[inline]
     pub fn release(&mut self, row: u32, now: SimTime, links: &mut Links) -> Option<Handover> {
         let block = self.rows[row as usize].block as usize;
-        let waiting = if self.policy == Policy::EarliestFree {
-            &mut self.keys[block].waiting
+        let line = if self.policy == Policy::EarliestFree {
+            Line::Key(block)
         } else {
-            &mut self.rows[row as usize].waiting
+            Line::Row(row)
         };
-        if let Some(job) = waiting.pop(links) {
-            return Some(Handover {
-                job,
-                waiters: waiting.len(),
-                row,
-            });
+        if let Some((job, waiters)) = self.pop_waiter(line, links) {
+            return Some(Handover { job, waiters, row });
         }
         let lock = &mut self.rows[row as usize];
         lock.busy = false;
@@ -427,7 +513,7 @@ mod tests {
     #[test]
     fn earliest_free_takes_the_row_released_first_then_the_lowest_index() {
         let mut links = Links::with_jobs(16);
-        let mut locks = LockTable::new(3, Policy::EarliestFree, 1);
+        let mut locks = LockTable::new(3, Policy::EarliestFree, 1, GrantOrder::Fifo, 0);
         let grants: Vec<Request> = (0..4)
             .map(|job| locks.request(0, 0, 0, job, &mut links))
             .collect();
@@ -459,7 +545,7 @@ mod tests {
     #[test]
     fn fixed_policies_wait_for_their_own_row() {
         let mut links = Links::with_jobs(16);
-        let mut locks = LockTable::new(2, Policy::RoundRobin, 1);
+        let mut locks = LockTable::new(2, Policy::RoundRobin, 1, GrantOrder::Fifo, 0);
         assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
         assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Granted(1));
         assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Queued(0));
@@ -490,7 +576,7 @@ mod tests {
     fn growth_hands_new_rows_to_waiters_and_later_to_arrivals() {
         let mut links = Links::with_jobs(16);
         let mut handovers = Vec::new();
-        let mut locks = LockTable::new(1, Policy::EarliestFree, 1);
+        let mut locks = LockTable::new(1, Policy::EarliestFree, 1, GrantOrder::Fifo, 0);
         assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
         assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Queued(NONE));
         locks.grow(0, 3, &mut links, &mut handovers);
@@ -507,7 +593,7 @@ mod tests {
             (locks.rows_of(0), locks.slot_of(2), locks.max_key_rows()),
             (3, 2, 3)
         );
-        let mut fixed = LockTable::new(1, Policy::RoundRobin, 1);
+        let mut fixed = LockTable::new(1, Policy::RoundRobin, 1, GrantOrder::Fifo, 0);
         handovers.clear();
         fixed.grow(0, 2, &mut links, &mut handovers);
         assert!(handovers.is_empty());
@@ -521,7 +607,7 @@ mod tests {
     #[test]
     fn a_waiting_job_can_withdraw() {
         let mut links = Links::with_jobs(16);
-        let mut locks = LockTable::new(1, Policy::EarliestFree, 1);
+        let mut locks = LockTable::new(1, Policy::EarliestFree, 1, GrantOrder::Fifo, 0);
         assert_eq!(locks.request(0, 0, 0, 0, &mut links), Request::Granted(0));
         assert_eq!(locks.request(0, 0, 0, 1, &mut links), Request::Queued(NONE));
         assert_eq!(locks.request(0, 0, 0, 2, &mut links), Request::Queued(NONE));

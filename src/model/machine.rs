@@ -33,11 +33,41 @@ pub struct WalModel {
     pub group_commit: bool,
 }
 
+/// How a released row chooses among the updates waiting for it (`[hold] grant_order`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GrantOrder {
+    /// First come, first served: the seed's lock model.
+    #[default]
+    Fifo,
+    /// A waiter drawn uniformly: PostgreSQL wakes a row's waiters at each commit and they
+    /// race for the new row version.
+    Random,
+}
+
+impl GrantOrder {
+    /// Its name in scenarios and outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrantOrder::Fifo => "fifo",
+            GrantOrder::Random => "random",
+        }
+    }
+}
+
 /// The machine sections of a scenario; all empty for the seed's lock model.
 #[derive(Debug, Clone, Default)]
 pub struct MachineModel {
     /// Extra hold per update waiting for the same row when an update takes it.
     pub per_waiter: SimTime,
+    /// Which waiter a released row goes to.
+    pub grant_order: GrantOrder,
+    /// The wake-up of a process that slept on a lock: added to the hold of an update that
+    /// waited for its row, and before a flush whose leader waited for the last one.
+    pub wake: SimTime,
+    /// CPU on the shared cores for each waiter woken when a row is released (they all race
+    /// for it); 0 without `[machine]`.
+    pub wake_cpu: SimTime,
     /// Shared CPU.
     pub cpu: Option<Cpu>,
     /// The WAL flush.
@@ -80,7 +110,13 @@ impl fmt::Display for Bottleneck {
 impl MachineModel {
     /// Whether no machine section is set (the seed's lock model).
     pub fn is_empty(&self) -> bool {
-        self.per_waiter == 0 && self.cpu.is_none() && self.wal.is_none() && self.overhead.is_none()
+        self.per_waiter == 0
+            && self.grant_order == GrantOrder::Fifo
+            && self.wake == 0
+            && self.wake_cpu == 0
+            && self.cpu.is_none()
+            && self.wal.is_none()
+            && self.overhead.is_none()
     }
 
     /// A row's mean hold with nobody waiting, in nanoseconds: the drawn hold, the CPU and the

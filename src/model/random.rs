@@ -53,6 +53,9 @@ pub enum Stream {
     Inserts = 19,
     /// Failures between a like's insert and its increment (`step_failure_rate`).
     StepFailures = 20,
+    /// Which waiter takes a released row under `[hold] grant_order = "random"` (inside each
+    /// engine, one draw per handover).
+    Grants = 21,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
+use crate::model::machine::GrantOrder;
 use crate::scenario::Scenario;
 
 use super::extended::extended_tables;
@@ -22,6 +23,21 @@ fn machine_phrase(scenario: &Scenario) -> String {
         parts.push(format!(
             "+{} per waiter",
             units::duration(machine.per_waiter)
+        ));
+    }
+    if machine.grant_order == GrantOrder::Random {
+        parts.push("rows handed to a random waiter".to_owned());
+    }
+    if machine.wake > 0 {
+        parts.push(format!(
+            "{} to wake a waiter",
+            units::duration(machine.wake)
+        ));
+    }
+    if machine.wake_cpu > 0 {
+        parts.push(format!(
+            "{} CPU per waiter woken",
+            units::duration(machine.wake_cpu)
         ));
     }
     if let Some(cpu) = &machine.cpu {
@@ -287,18 +303,7 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         );
     }
     let m = &calibration.machine;
-    out += &format!(
-        "fitted: row hold {:.4} ms + {:.4} ms per waiter; CPU {:.4} ms on {} cores{}; outside the database {:.4} ms (p99 {:.4} ms)\n",
-        m.hold_ms,
-        m.per_waiter_ms,
-        m.cpu_ms,
-        m.cores,
-        m.flush_ms
-            .map(|f| format!("; WAL flush {f:.4} ms, group commit"))
-            .unwrap_or_default(),
-        m.overhead_ms,
-        m.overhead_p99_ms
-    );
+    out += &format!("fitted: {}\n", m.describe());
     out
 }
 

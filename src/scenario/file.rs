@@ -130,6 +130,12 @@ pub struct MachineTable {
     pub cores: Option<u32>,
     /// `[machine.cpu]`: CPU time of one update, with the fields of `[hold]`.
     pub cpu: Option<HoldTable>,
+    /// The wake-up of a process that slept on a lock, ms: added to the hold of an update that
+    /// waited for its row, and before a flush whose leader waited for the last one. Default 0.
+    pub wake_ms: Option<f64>,
+    /// CPU on the shared cores for every waiter woken when a row is released (all of a
+    /// row's waiters wake and race for it), ms. Default 0.
+    pub wake_cpu_ms: Option<f64>,
 }
 
 /// `[wal]`: the flush of the write-ahead log.
@@ -163,6 +169,9 @@ pub struct HoldTable {
     /// `[hold]` only: extra hold per update waiting for the same row when an update takes
     /// it, ms (the lock manager's and wake-ups' cost). Default 0.
     pub per_waiter_ms: Option<f64>,
+    /// `[hold]` only: which waiter a released row goes to, `fifo` (default) or `random`
+    /// (PostgreSQL's waiters race for the row again at each commit).
+    pub grant_order: Option<crate::model::machine::GrantOrder>,
 }
 
 /// `[arrivals]`: exactly one of a constant rate, a profile or a trace.

@@ -4,7 +4,9 @@
 
 use super::ArrivalPlan;
 use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
-use super::validate::{FieldError, MAX_DURATION_S, Min, number, required_number, resolve_hold};
+use super::validate::{
+    FieldError, MAX_DURATION_S, Min, hold_only_field, number, required_number, resolve_hold,
+};
 use crate::model::likes::{LikesPlan, PartitionBy, Reconcile};
 use crate::model::time::s_f64_to_ns;
 
@@ -108,10 +110,10 @@ fn resolve_partition_by(
 fn resolve_insert_hold(table: Option<&HoldTable>) -> Result<crate::model::HoldDist, FieldError> {
     let field = |name: &str| format!("likes_table.insert_hold.{name}");
     match table {
-        Some(hold) if hold.per_waiter_ms.is_some() => {
-            refuse(&field("per_waiter_ms"), "belongs to [hold] only")
-        }
-        Some(hold) => resolve_hold(hold).map_err(|(f, m)| (field(&f), m)),
+        Some(hold) => match hold_only_field(hold) {
+            Some(name) => refuse(&field(name), "belongs to [hold] only"),
+            None => resolve_hold(hold).map_err(|(f, m)| (field(&f), m)),
+        },
         None => refuse(
             "likes_table.insert_hold",
             "missing: how long an insert holds its partition, e.g. insert_hold = { dist = \"constant\", ms = 0.1 }",

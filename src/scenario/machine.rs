@@ -3,7 +3,9 @@
 //! naming its field. Any of them puts the scenario on the event-driven pipeline.
 
 use super::file::{ClientTable, HoldTable, ScenarioFile};
-use super::validate::{FieldError, MAX_HOLD_MS, Min, number, required_number, resolve_hold};
+use super::validate::{
+    FieldError, MAX_HOLD_MS, Min, hold_only_field, number, required_number, resolve_hold,
+};
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::time::ms_f64_to_ns;
@@ -17,6 +19,29 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         Some(ms) => ms_f64_to_ns(
             number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
                 .map_err(|m| ("hold.per_waiter_ms".to_owned(), m))?,
+        ),
+        None => 0,
+    };
+    let grant_order = file
+        .hold
+        .as_ref()
+        .and_then(|hold| hold.grant_order)
+        .unwrap_or_default();
+    let wake = match file.machine.as_ref().and_then(|machine| machine.wake_ms) {
+        Some(ms) => ms_f64_to_ns(
+            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("machine.wake_ms".to_owned(), m))?,
+        ),
+        None => 0,
+    };
+    let wake_cpu = match file
+        .machine
+        .as_ref()
+        .and_then(|machine| machine.wake_cpu_ms)
+    {
+        Some(ms) => ms_f64_to_ns(
+            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("machine.wake_cpu_ms".to_owned(), m))?,
         ),
         None => 0,
     };
@@ -71,6 +96,9 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         .flatten();
     Ok(MachineModel {
         per_waiter,
+        grant_order,
+        wake,
+        wake_cpu,
         cpu,
         wal,
         overhead,
@@ -98,10 +126,10 @@ fn resolve_overhead(table: &ClientTable) -> Result<Option<HoldDist>, FieldError>
 
 /// A distribution table with `[hold]`'s fields under `prefix`.
 fn distribution(table: &HoldTable, prefix: &str) -> Result<HoldDist, FieldError> {
-    if table.per_waiter_ms.is_some() {
+    if let Some(name) = hold_only_field(table) {
         return Err((
-            format!("{prefix}.per_waiter_ms"),
-            "belongs to [hold]: only a row's hold grows with its waiters".into(),
+            format!("{prefix}.{name}"),
+            "belongs to [hold]: it describes a row's lock".into(),
         ));
     }
     resolve_hold(table).map_err(|(field, m)| (format!("{prefix}.{field}"), m))

@@ -4,7 +4,7 @@
 
 use super::ArrivalPlan;
 use super::file::{RegionsTable, ReplicationList, ScenarioFile};
-use super::validate::{FieldError, MAX_HOLD_MS, Min, number, resolve_hold};
+use super::validate::{FieldError, MAX_HOLD_MS, Min, hold_only_field, number, resolve_hold};
 use crate::model::regions::{RegionsPlan, Replication};
 use crate::model::time::ms_f64_to_ns;
 
@@ -113,13 +113,15 @@ fn resolve_table(table: &RegionsTable) -> Result<RegionsPlan, FieldError> {
         ));
     }
     let lag = match &table.lag_ms {
-        Some(lag) if lag.per_waiter_ms.is_some() => {
-            return Err((
-                field("lag_ms.per_waiter_ms"),
-                "belongs to [hold] only".into(),
-            ));
+        Some(lag) => {
+            if let Some(name) = hold_only_field(lag) {
+                return Err((
+                    field(&format!("lag_ms.{name}")),
+                    "belongs to [hold] only".into(),
+                ));
+            }
+            resolve_hold(lag).map_err(|(f, m)| (field(&format!("lag_ms.{f}")), m))?
         }
-        Some(lag) => resolve_hold(lag).map_err(|(f, m)| (field(&format!("lag_ms.{f}")), m))?,
         None => {
             return Err((
                 field("lag_ms"),

@@ -487,8 +487,20 @@ fn hold_ms(value: f64, field: &str, min: Min) -> Result<f64, FieldError> {
     number(value, min, MAX_HOLD_MS).map_err(|m| (field.to_owned(), m))
 }
 
-/// Resolves a distribution table with `[hold]`'s fields (`per_waiter_ms` is `[hold]`'s own and
-/// checked by its caller).
+/// The first field set in `table` that only `[hold]` itself takes (`per_waiter_ms`,
+/// `grant_order`: they describe a row's lock), for the tables that borrow `[hold]`'s fields.
+pub(super) fn hold_only_field(table: &HoldTable) -> Option<&'static str> {
+    if table.per_waiter_ms.is_some() {
+        Some("per_waiter_ms")
+    } else if table.grant_order.is_some() {
+        Some("grant_order")
+    } else {
+        None
+    }
+}
+
+/// Resolves a distribution table with `[hold]`'s fields (the fields only `[hold]` takes are
+/// checked by the caller, with [`hold_only_field`]).
 pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
     let dist = table.dist.as_deref().unwrap_or("constant");
     let used: &[&str] = match dist {

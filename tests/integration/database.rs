@@ -113,6 +113,67 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind() {
+    let Some((conn, _turn)) =
+        test_db("validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A calibration of the slow kind, so that every open stream stays light on any server.
+    let calibration = dir.path().join("calibration.toml");
+    std::fs::write(
+        &calibration,
+        "[hold]\nms = 2\ngrant_order = \"random\"\n[machine]\ncores = 2\nwake_ms = 0.05\n\
+         wake_cpu_ms = 0.005\n[machine.cpu]\nms = 0.05\n[client.overhead]\ndist = \"lognormal\"\n\
+         median_ms = 0.1\np99_ms = 1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("val");
+    let output = shardsim(
+        dir.path(),
+        &[
+            "validate",
+            "--db",
+            &conn,
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--duration-s",
+            "0.5",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    // The made-up calibration may well miss (exit 1, naming each miss); it must not fail.
+    let message = stderr(&output);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{:?}: {message}",
+        output.status
+    );
+    assert!(!schema_exists(&conn), "the schema is dropped at the end");
+    let csv = std::fs::read_to_string(out.join("validation.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 11, "{csv}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    for record in reader.records() {
+        let record = record.unwrap();
+        let measured: f64 = record[4].parse().unwrap();
+        let predicted: f64 = record[5].parse().unwrap();
+        assert!(measured > 50.0, "a real database commits: {record:?}");
+        assert!(predicted > 50.0, "the model commits too: {record:?}");
+        let missed = &record[14] == "false";
+        assert!(
+            !missed || message.contains(&record[0]),
+            "each miss is named: {message}"
+        );
+    }
+    for chart in ["validation.png", "validation.svg"] {
+        assert!(out.join(chart).exists(), "{chart}");
+    }
+}
+
+#[test]
 fn a_foreign_schema_of_the_same_name_is_refused_and_kept() {
     let Some((conn, _turn)) = test_db("a_foreign_schema_of_the_same_name_is_refused_and_kept")
     else {

@@ -87,6 +87,9 @@ enum Kind {
     Read,
     /// One row of a locking read.
     ReadPart,
+    /// The CPU of waking a released row's waiters (`[machine] wake_cpu_ms`): work on the
+    /// shared cores that belongs to no update.
+    Wake,
 }
 
 /// Where a job is.
@@ -250,6 +253,8 @@ impl<O: Observer> Pipeline<O> {
                 config.adaptive.map_or(config.shards, |a| a.start),
                 config.policy,
                 config.key_hint,
+                machine.grant_order,
+                config.seed,
             ),
             jobs: Vec::new(),
             links: Links::default(),
@@ -583,13 +588,15 @@ impl<O: Observer> Pipeline<O> {
     /// A row went to a job now: an update's hold starts, or a locking read has one more row.
     fn take_row(&mut self, handover: Handover) {
         let job = &mut self.jobs[handover.job as usize];
+        // A job that slept in the row's line must be woken before it works.
+        let woken = job.stage == Stage::Queued;
         if job.in_backlog {
             job.in_backlog = false;
             self.backlog -= 1;
         }
         match job.kind {
             Kind::ReadPart => self.part_granted(handover.job, handover.row),
-            _ => self.grant(handover.job, handover.row, handover.waiters),
+            _ => self.grant(handover.job, handover.row, handover.waiters, woken),
         }
     }
 
@@ -613,8 +620,9 @@ impl<O: Observer> Pipeline<O> {
         self.free_jobs.push(id);
     }
 
-    /// `job` takes `row` now, with `waiters` updates still waiting for it.
-    fn grant(&mut self, id: u32, row: u32, waiters: u32) {
+    /// `job` takes `row` now, with `waiters` updates still waiting for it; a `woken` job
+    /// slept in the row's line and is woken first.
+    fn grant(&mut self, id: u32, row: u32, waiters: u32, woken: bool) {
         let now = self.now;
         let job = &mut self.jobs[id as usize];
         job.row = row;
@@ -641,10 +649,12 @@ impl<O: Observer> Pipeline<O> {
         };
         self.observer
             .on_increment(&job.arrival, &grant, &self.locks);
+        let wake = if woken { self.machine.wake } else { 0 };
         let hold = job
             .arrival
             .hold
-            .saturating_add(self.machine.per_waiter.saturating_mul(u64::from(waiters)));
+            .saturating_add(self.machine.per_waiter.saturating_mul(u64::from(waiters)))
+            .saturating_add(wake);
         self.calendar
             .schedule(now.saturating_add(hold), Step::HoldEnd(id));
     }
@@ -669,7 +679,11 @@ impl<O: Observer> Pipeline<O> {
                 if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&mut self.links)) {
                     self.run_cpu(next);
                 }
-                self.flush(job);
+                if self.jobs[job as usize].kind == Kind::Wake {
+                    self.free(job);
+                } else {
+                    self.flush(job);
+                }
             }
             Step::FlushEnd => self.end_flush(),
             Step::Send(client) => self.send(client),
@@ -709,21 +723,22 @@ impl<O: Observer> Pipeline<O> {
         match self.wal.as_mut() {
             Some(wal) => {
                 if wal.request(job, &mut self.links) {
-                    self.start_flush();
+                    self.start_flush(0);
                 }
             }
             None => self.commit(job),
         }
     }
 
-    /// A flush starts now.
-    fn start_flush(&mut self) {
+    /// A flush starts after `wake` (its leader slept while the last one ran).
+    fn start_flush(&mut self, wake: SimTime) {
         let flush = self.machine.wal.map_or(0, |wal| wal.flush);
-        let end = self.now.saturating_add(flush);
+        let start = self.now.saturating_add(wake);
+        let end = start.saturating_add(flush);
         if self.now >= self.config.measure_from && self.now < self.config.horizon {
             self.figures.flushes += 1;
         }
-        self.figures.wal_busy_ns += self.measured_overlap(self.now, end);
+        self.figures.wal_busy_ns += self.measured_overlap(start, end);
         self.calendar.schedule(end, Step::FlushEnd);
     }
 
@@ -740,7 +755,7 @@ impl<O: Observer> Pipeline<O> {
         }
         self.covered = covered;
         if next {
-            self.start_flush();
+            self.start_flush(self.machine.wake);
         }
     }
 
@@ -786,14 +801,32 @@ impl<O: Observer> Pipeline<O> {
         self.free(id);
     }
 
-    /// `row`, held since `since`, is released now: it goes to the next job waiting for it.
+    /// `row`, held since `since`, is released now: it goes to the next job waiting for it,
+    /// and every waiter woken costs the shared cores `wake_cpu`.
     fn release_row(&mut self, row: u32, since: SimTime) {
         let held = self.measured_overlap(since, self.now);
         self.locks
             .add_busy(row, u64::try_from(held).unwrap_or(u64::MAX));
         if let Some(next) = self.locks.release(row, self.now, &mut self.links) {
+            let woken = u64::from(next.waiters) + 1;
+            let arrival = self.jobs[next.job as usize].arrival;
             self.take_row(next);
+            self.wake_waiters(arrival, woken);
         }
+    }
+
+    /// `woken` waiters of a released row wake and race for it: their CPU queues on the
+    /// shared cores as one piece of work.
+    fn wake_waiters(&mut self, arrival: Arrival, woken: u64) {
+        let cpu = self.machine.wake_cpu.saturating_mul(woken);
+        if cpu == 0 || self.cores.is_none() {
+            return;
+        }
+        let id = self.allocate(Job {
+            cpu,
+            ..Job::new(arrival, Kind::Wake)
+        });
+        self.work(id);
     }
 
     /// A closed-loop client sends its next update now.
