@@ -5,22 +5,25 @@
 //! same starts, the same statistics in the same order, so the outputs are byte-identical — but
 //! with the key's heap borrowed once for the whole run instead of looked up per arrival, its
 //! length known at compile time for 2 to 64 rows, the counters in locals, and every check that
-//! cannot fire inside the run hoisted out of it. Up to 32 rows a long run does not keep the heap
-//! at all: the rows sit by index and each arrival takes the least packed entry of all of them,
-//! found without a branch (a heap's sift mispredicts about once per arrival; the scan is 31
-//! independent minimums for 32 rows, a bounded cost). Anything else (another key, a
-//! warm-up arrival, a free time too large for the packed heap, saturation) ends the run and
-//! the general path takes over.
+//! cannot fire inside the run hoisted out of it. Up to 64 rows a long run does not keep the heap
+//! at all: the rows are the leaves of a tournament tree (each inner node the least of its two
+//! children), so the earliest row is the root and a new free time climbs one path of
+//! log2(rows) minimums, without a branch (a heap's sift mispredicts about once per arrival).
+//! The counts of arrivals that wait for nothing are kept in a local and added to the run's and
+//! the window's statistics when a window closes and when the loop ends. Anything else
+//! (another key, a warm-up arrival, a free time too large for the packed heap, saturation)
+//! ends the run and the general path takes over.
 
 use super::engine::{Arrival, Engine, Observer};
 use super::heaps::replace_top;
 use super::rows::PackedRows;
+use crate::stats::{WaitStats, WindowSeries};
 
-/// The most rows the loop scans instead of keeping a heap.
-const MOST_SCANNED: usize = 32;
+/// The most rows the loop keeps in a tournament tree instead of a heap.
+const MOST_TREED: usize = 64;
 
-/// The run of one key's arrivals that makes the scan worth arranging the rows by index.
-const SCAN_RUN: usize = 64;
+/// The run of one key's arrivals that makes the tree worth building.
+const TREE_RUN: usize = 64;
 
 impl<O: Observer> Engine<O> {
     /// Simulates the longest prefix of `arrivals` the fast path can take; returns its length
@@ -108,14 +111,19 @@ impl<O: Observer> Engine<O> {
         };
         let slot_mask = (1u64 << slot_bits) - 1;
         let packable_below = 1u64 << (u64::BITS - slot_bits);
-        // Up to 32 rows, a long run keeps the rows by index and finds the earliest by a
-        // branch-free minimum of all of them (the packed entries are distinct, so the minimum
-        // is the heap's top: the same row); the heap order is restored at the end.
-        let scan = (2..=MOST_SCANNED).contains(&N)
-            && arrivals.len() >= SCAN_RUN
-            && arrivals[..SCAN_RUN].iter().all(|a| a.key == key);
-        if scan {
+        // Up to 64 rows, a long run keeps the rows as the leaves of a tournament tree, by
+        // index (the packed entries are distinct, so the root is the heap's top: the same
+        // row); the heap is rebuilt from the leaves at the end.
+        let treed = (2..=MOST_TREED).contains(&N)
+            && arrivals.len() >= TREE_RUN
+            && arrivals[..TREE_RUN].iter().all(|a| a.key == key);
+        let mut tree = [0u64; 2 * MOST_TREED];
+        if treed {
             heap.sort_unstable_by_key(|entry| entry & slot_mask);
+            tree[N..2 * N].copy_from_slice(heap);
+            for node in (1..N).rev() {
+                tree[node] = tree[2 * node].min(tree[2 * node + 1]);
+            }
         }
         let (mut last, mut queued, mut queued_max) = (*now, *backlog, *backlog_max);
         if !*measuring {
@@ -123,18 +131,19 @@ impl<O: Observer> Engine<O> {
             // holds due by then have started: set at the first arrival below.
             queued_max = 0;
         }
+        // Whether the first arrival below is the run's first measured one.
+        let first_measured = !*measuring;
         let mut fed = 0;
         let mut saturated = false;
         let mut completed = 0;
+        // Arrivals that waited for nothing since the statistics were last told.
+        let mut unqueued = 0;
         for arrival in arrivals {
             let at = arrival.at;
             if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
                 break;
             }
-            let top = match <&[u64; N]>::try_from(&*heap) {
-                Ok(rows) if scan => earliest_of(rows),
-                _ => heap[0],
-            };
+            let top = if treed { tree[1] } else { heap[0] };
             let start = at.max(top >> slot_bits);
             let until = start.saturating_add(arrival.hold);
             if until >= packable_below {
@@ -144,22 +153,24 @@ impl<O: Observer> Engine<O> {
             while let Some(due) = starts.pop_due(at) {
                 while due >= series.current_end() {
                     // The hold starting at `due` is still queued at the window's end.
+                    tell_unqueued(waits, series, &mut unqueued);
                     series.close_window(queued, 0, window_rows);
                 }
                 queued -= 1;
                 series.record_start();
             }
             while at >= series.current_end() {
+                tell_unqueued(waits, series, &mut unqueued);
                 series.close_window(queued, 0, window_rows);
             }
-            if fed == 0 && !*measuring {
+            if first_measured && fed == 0 {
                 queued_max = queued;
             }
             last = at;
             let slot = top & slot_mask;
             let entry = (until << slot_bits) | slot;
-            if scan {
-                heap[slot as usize] = entry;
+            if treed {
+                replace_leaf::<N>(&mut tree, slot as usize, entry);
             } else if N == 0 {
                 replace_top(heap, entry);
             } else if let Ok(heap) = <&mut [u64; N]>::try_from(&mut *heap) {
@@ -180,12 +191,12 @@ impl<O: Observer> Engine<O> {
                     break;
                 }
             } else {
-                waits.record_zero();
-                series.record_arrival_unqueued();
-                series.record_start();
+                unqueued += 1;
             }
         }
-        if scan {
+        tell_unqueued(waits, series, &mut unqueued);
+        if treed {
+            heap.copy_from_slice(&tree[N..2 * N]);
             // Sorted is a valid min-heap.
             heap.sort_unstable();
         }
@@ -200,20 +211,28 @@ impl<O: Observer> Engine<O> {
     }
 }
 
-/// The least of `N` (a power of two) packed entries, by a tree of pairwise minimums: no
-/// branch, and a dependency chain of only log2(N) steps.
+/// Adds the `unqueued` arrivals (no wait, their hold started at once) to the run's waits and
+/// the current window, and resets the count.
 #[inline(always)]
-fn earliest_of<const N: usize>(rows: &[u64; N]) -> u64 {
-    let mut width = N / 2;
-    let mut level = [0u64; MOST_SCANNED / 2];
-    for i in 0..width {
-        level[i] = rows[i].min(rows[i + width]);
+fn tell_unqueued(waits: &mut WaitStats, series: &mut WindowSeries, unqueued: &mut u64) {
+    waits.record_zeros(*unqueued);
+    series.record_unqueued_starts(*unqueued);
+    *unqueued = 0;
+}
+
+/// Puts `entry` at leaf `slot` of a tournament tree of `N` (a power of two) leaves — leaves at
+/// `N..2N`, node `k`'s children at `2k` and `2k + 1`, the least at 1 — and updates the
+/// minimums on its path to the root: log2(N) steps, no branch.
+#[inline(always)]
+fn replace_leaf<const N: usize>(tree: &mut [u64; 2 * MOST_TREED], slot: usize, entry: u64) {
+    // N is a power of two and `slot` below it: the mask tells the compiler every node is in
+    // the tree, and the constant trip count unrolls the climb.
+    let mut node = N + (slot & (N - 1));
+    let mut least = entry;
+    tree[node] = least;
+    for _ in 0..N.trailing_zeros() {
+        least = least.min(tree[node ^ 1]);
+        node >>= 1;
+        tree[node] = least;
     }
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            level[i] = level[i].min(level[i + width]);
-        }
-    }
-    level[0]
 }

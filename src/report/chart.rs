@@ -195,7 +195,7 @@ fn described(name: &'static str) -> (&'static str, &'static [&'static str]) {
             &["sweep.csv"],
         ),
         "validation" => (
-            "Each validation point's predicted throughput against the measured one: on the dashed diagonal the model is exact; open streams that collapsed are crosses.",
+            "Each validation point's predicted throughput against the measured one: on the dashed diagonal the model is exact; open streams that fell behind are crosses, and a red ring marks a point whose verdict the model got wrong.",
             &["validation.csv"],
         ),
         "calibration" => (
@@ -522,6 +522,12 @@ enum Mark {
     Dashed(RGBColor),
     /// A filled box (bands and areas).
     Fill(RGBAColor),
+    /// A filled dot (a point).
+    Dot(RGBColor),
+    /// A cross (a point).
+    Cross(RGBColor),
+    /// A ring around a point.
+    Ring(RGBColor),
 }
 
 /// Legend entries, drawn in a strip below the plot so they never cover data.
@@ -583,6 +589,13 @@ impl Legend {
                     [(x, y - 9), (x + 32, y + 9)],
                     colour.filled(),
                 ))?,
+                Mark::Dot(colour) => area.draw(&Circle::new((x + 16, y), 7, colour.filled()))?,
+                Mark::Cross(colour) => {
+                    area.draw(&Cross::new((x + 16, y), 9, colour.stroke_width(3)))?
+                }
+                Mark::Ring(colour) => {
+                    area.draw(&Circle::new((x + 16, y), 13, colour.stroke_width(3)))?
+                }
             }
             area.draw(&Text::new(
                 label.clone(),
@@ -700,7 +713,9 @@ fn draw_marked<DB: DrawingBackend>(
                     .map(|&p| Cross::new(p, 7, colour.stroke_width(3))),
             )?;
         }
-        Mark::Fill(_) => unreachable!("fills are not lines"),
+        Mark::Fill(_) | Mark::Dot(_) | Mark::Cross(_) | Mark::Ring(_) => {
+            unreachable!("only lines are drawn with their points")
+        }
     }
     Ok(())
 }
@@ -751,7 +766,7 @@ fn annotate<DB: DrawingBackend>(
     label: &dyn Fn(f64) -> String,
 ) -> DrawResult<DB> {
     let colour = match mark {
-        Mark::Line(c) | Mark::Dashed(c) => c,
+        Mark::Line(c) | Mark::Dashed(c) | Mark::Dot(c) | Mark::Cross(c) | Mark::Ring(c) => c,
         Mark::Fill(c) => RGBColor(c.0, c.1, c.2),
     };
     chart.draw_series(points.iter().map(|&(x, y)| {
@@ -1705,7 +1720,10 @@ impl CalibrationFigure<'_> {
     }
 }
 
-/// The validation chart: predicted against measured throughput, one dot per point.
+/// The ring around a validation point whose verdict the model got wrong.
+const WRONG: RGBColor = RGBColor(214, 39, 40);
+
+/// The validation chart: predicted against measured throughput, one mark per point.
 pub fn validation_chart(
     validation: &crate::calibrate::validate::Validation,
 ) -> Result<Chart, String> {
@@ -1734,6 +1752,9 @@ impl ValidationFigure<'_> {
             Mark::Line(PALETTE[1]),
         );
         legend.add("model = measurement", Mark::Dashed(PALETTE[7]));
+        legend.add("kept up (measured)", Mark::Dot(PALETTE[7]));
+        legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
+        legend.add("the model's verdict differs", Mark::Ring(WRONG));
         let (plot_area, legend_area) = legend.split(root);
         let caption = format!(
             "validation (synchronous_commit = {}): predicted against measured",
@@ -1765,6 +1786,9 @@ impl ValidationFigure<'_> {
                 chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
             } else {
                 chart.draw_series(std::iter::once(Cross::new(at, 9, colour.stroke_width(3))))?;
+            }
+            if point.measured_stable != point.predicted_stable {
+                chart.draw_series(std::iter::once(Circle::new(at, 13, WRONG.stroke_width(3))))?;
             }
         }
         legend.draw(&legend_area)

@@ -255,6 +255,15 @@ impl WindowSeries {
         self.drift = u32::try_from(drift).unwrap_or(u32::MAX);
     }
 
+    /// Counts `n` arrivals of the current window that waited for nothing: their holds
+    /// started at once.
+    #[inline]
+    pub fn record_unqueued_starts(&mut self, n: u64) {
+        self.arrivals += n;
+        self.waits.zeros += n;
+        self.started += n;
+    }
+
     /// Counts a hold that started in the current window.
     #[inline]
     pub fn record_start(&mut self) {
