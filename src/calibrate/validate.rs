@@ -175,13 +175,13 @@ fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
     closed.into_iter().chain(open).collect()
 }
 
-/// One row's peak by the calibration: one update at a time, nobody waiting.
+/// One row's peak by the calibration: updates back to back, each taken by a woken waiter.
 fn one_row_peak(calibration: &Path) -> Result<f64, InputError> {
     let scenario = scenario(
         calibration,
         "shards = [1]\nduration_s = 1\n[arrivals]\nrate_per_s = 1\n",
     )?;
-    Ok(1e9 / scenario.row_hold_ns().max(1.0))
+    Ok(1e9 / scenario.saturated_row_hold_ns().max(1.0))
 }
 
 /// The calibration applied to scenario text.

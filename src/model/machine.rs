@@ -127,6 +127,13 @@ impl MachineModel {
             + self.wal.map_or(0.0, |wal| wal.flush as f64)
     }
 
+    /// A row's mean hold when its updates queue back to back, in nanoseconds: the hold with
+    /// nobody waiting plus the wake-up of the waiter that takes it each time. One row takes
+    /// at most one update per this hold: its ceiling.
+    pub fn saturated_row_hold_ns(&self, hold: &HoldDist) -> f64 {
+        self.row_hold_ns(hold) + self.wake as f64
+    }
+
     /// The most updates a second the machine takes over all rows and keys, and which part
     /// sets it: the cores ÷ the mean CPU, or one flush at a time without group commit (`None`
     /// when neither bounds it).
@@ -199,5 +206,32 @@ impl MachineRun {
             return 0.0;
         }
         self.busiest_row_ns as f64 / self.measured_ns as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rows_ceiling_pays_the_wake_up_its_quiet_hold_does_not() {
+        let hold = HoldDist::Constant { hold_ns: 10_000 };
+        let machine = MachineModel {
+            wake: 150_000,
+            cpu: Some(Cpu {
+                cores: 1,
+                demand: HoldDist::Constant { hold_ns: 40_000 },
+            }),
+            wal: Some(WalModel {
+                flush: 50_000,
+                group_commit: true,
+            }),
+            ..MachineModel::default()
+        };
+        // Nobody waiting: hold + CPU + flush. Back to back, each update is a woken waiter's.
+        assert_eq!(machine.row_hold_ns(&hold), 100_000.0);
+        assert_eq!(machine.saturated_row_hold_ns(&hold), 250_000.0);
+        assert!(!machine.is_empty());
+        assert!(MachineModel::default().is_empty());
     }
 }

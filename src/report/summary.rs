@@ -238,6 +238,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let duration_s = scenario.measured_duration_s();
     // The row is held until the commit: with a machine, through its CPU and flush too.
     let mean_hold_s = scenario.row_hold_ns() / 1e9;
+    // A row at its ceiling hands itself to a woken waiter every time.
+    let saturated_hold_s = scenario.saturated_row_hold_ns() / 1e9;
     // An adaptive run is judged by the rows its busiest key ended with.
     let rows_per_key = if runs[0].adaptive {
         runs.iter()
@@ -250,12 +252,10 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     };
     let hot_key_share = scenario.hot_key_share();
     // The busiest key's rows, or its share of what the machine takes, whichever is less.
-    let ceiling_per_s = scenario
-        .machine
-        .ceiling_per_s()
-        .map_or(f64::from(rows_per_key) / mean_hold_s, |(machine, _)| {
-            (f64::from(rows_per_key) / mean_hold_s).min(machine * hot_key_share)
-        });
+    let ceiling_per_s = scenario.machine.ceiling_per_s().map_or(
+        f64::from(rows_per_key) / saturated_hold_s,
+        |(machine, _)| (f64::from(rows_per_key) / saturated_hold_s).min(machine * hot_key_share),
+    );
     let mean =
         |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
     let arrivals = mean(&|run| run.arrivals as f64);

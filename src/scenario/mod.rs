@@ -278,6 +278,13 @@ impl Scenario {
         self.machine.row_hold_ns(&self.hold)
     }
 
+    /// A row's mean hold when updates queue for it back to back, ns: [`Self::row_hold_ns`]
+    /// plus the wake-up of each waiter that takes it (`[machine] wake_ms`); sets a row's
+    /// ceiling.
+    pub fn saturated_row_hold_ns(&self) -> f64 {
+        self.machine.saturated_row_hold_ns(&self.hold)
+    }
+
     /// The mean time from send to answer when nothing waits, ns: the row's hold and the time
     /// outside the database.
     pub fn unqueued_response_ns(&self) -> f64 {
