@@ -338,11 +338,14 @@ fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, I
 /// M/D/c is too large or too near saturation to compute); random rows are M/M/1 or M/D/1
 /// queues.
 pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
+    // The queueing formulas know one key's rows and the row's hold alone, not a machine
+    // behind it.
+    if scenario.keys.count > 1 || !scenario.machine.is_empty() {
+        return None;
+    }
     let rate_per_ms = scenario.peak_offered_per_s() / 1e3;
     let hold_ms = scenario.hold.mean_ns() / 1e6;
-    let stable = rate_per_ms * hold_ms < f64::from(shards);
-    // The queueing formulas know the row's hold alone, not a machine behind it.
-    if !stable || scenario.keys.count > 1 || !scenario.machine.is_empty() {
+    if rate_per_ms * hold_ms >= f64::from(shards) {
         return None;
     }
     match (&scenario.hold, scenario.policies[0]) {

@@ -194,6 +194,23 @@ pub struct KeyPlan {
     pub zipf_s: f64,
     /// How many of the hottest keys `keys.csv` lists.
     pub report_top: usize,
+    /// The busiest key's (Zipf rank 1's) share of the arrivals, `1 / Σ k^−s`: a sum over
+    /// every key, made once here rather than at each use (a million keys are a million
+    /// `powf`s, and `plan` asks hundreds of times).
+    pub hot_share: f64,
+}
+
+impl KeyPlan {
+    /// `count ≥ 1` keys of Zipf popularity `zipf_s`, the `report_top` hottest listed.
+    pub fn new(count: u32, zipf_s: f64, report_top: usize) -> KeyPlan {
+        let total: f64 = (1..=count).map(|k| f64::from(k).powf(-zipf_s)).sum();
+        KeyPlan {
+            count,
+            zipf_s,
+            report_top,
+            hot_share: 1.0 / total,
+        }
+    }
 }
 
 impl Scenario {
@@ -337,11 +354,7 @@ impl Scenario {
         }
         match &self.arrivals {
             ArrivalPlan::Trace(info) => info.hot_key_share,
-            ArrivalPlan::Poisson { .. } if self.keys.count > 1 => {
-                let s = self.keys.zipf_s;
-                let total: f64 = (1..=self.keys.count).map(|k| f64::from(k).powf(-s)).sum();
-                1.0 / total
-            }
+            ArrivalPlan::Poisson { .. } if self.keys.count > 1 => self.keys.hot_share,
             ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 1.0,
         }
     }
@@ -422,5 +435,22 @@ impl Scenario {
             ArrivalPlan::Trace(info) => Cow::Borrowed(info.keys.name(key)),
             ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => Cow::Owned(key.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyPlan;
+
+    #[test]
+    fn the_hot_keys_share_is_rank_ones_zipf_weight() {
+        assert_eq!(KeyPlan::new(1, 1.3, 10).hot_share, 1.0);
+        // s = 2 over three keys: 1 / (1 + 1/4 + 1/9).
+        let share = KeyPlan::new(3, 2.0, 10).hot_share;
+        assert!(
+            (share - 1.0 / (1.0 + 0.25 + 1.0 / 9.0)).abs() < 1e-15,
+            "{share}"
+        );
+        assert!((KeyPlan::new(4, 0.0, 10).hot_share - 0.25).abs() < 1e-15);
     }
 }

@@ -903,11 +903,7 @@ fn resolve_keys(table: Option<&KeysTable>, is_trace: bool) -> Result<KeyPlan, Fi
     }
     let report_top = report_top as usize;
     let Some(table) = table else {
-        return Ok(KeyPlan {
-            count: 1,
-            zipf_s: 1.0,
-            report_top,
-        });
+        return Ok(KeyPlan::new(1, 1.0, report_top));
     };
     if is_trace && (table.count.is_some() || table.zipf_s.is_some()) {
         return Err((
@@ -924,11 +920,7 @@ fn resolve_keys(table: Option<&KeysTable>, is_trace: bool) -> Result<KeyPlan, Fi
     }
     let zipf_s = number(table.zipf_s.unwrap_or(1.0), Min::AtLeast(0.0), 100.0)
         .map_err(|m| ("keys.zipf_s".to_owned(), m))?;
-    Ok(KeyPlan {
-        count,
-        zipf_s,
-        report_top,
-    })
+    Ok(KeyPlan::new(count, zipf_s, report_top))
 }
 
 fn resolve_users(table: Option<&UsersTable>, is_trace: bool) -> Result<u64, FieldError> {
