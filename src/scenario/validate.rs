@@ -13,6 +13,7 @@ use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::InputError;
 use crate::model::clients::OnTimeout;
 use crate::model::hold::MAX_HOLD_NS;
+use crate::model::machine::GrantOrder;
 use crate::model::rows::SkipLocked;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, Policy, SimTime};
@@ -185,6 +186,17 @@ pub(super) fn resolve(
     if let Some(table) = &file.reads {
         let (reads, segments) =
             resolve_reads(table, &hold, &arrivals, horizon).map_err(|(field, m)| err(&field, m))?;
+        let random_grants =
+            file.hold.as_ref().and_then(|h| h.grant_order) == Some(GrantOrder::Random);
+        if reads.lock && random_grants {
+            // Two locking reads could each be handed some of a key's rows and wait forever for
+            // the rest: the model has no deadlock detection, and first come, first served
+            // never lets that happen.
+            return Err(err(
+                "reads.reads_lock",
+                "cannot be used with [hold] grant_order = \"random\": two locking reads could each hold part of a key's rows and wait for the rest forever; use grant_order = \"fifo\"".into(),
+            ));
+        }
         features.reads = Some(reads);
         read_segments = Some(segments);
     }

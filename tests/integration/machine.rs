@@ -432,6 +432,10 @@ fn validation_names_the_machine_field_at_fault() {
             "hold.grant_order",
         ),
         (
+            "[hold]\nms = 1\ngrant_order = \"random\"\n[reads]\nrate_per_s = 10\nreads_lock = true\n",
+            "reads.reads_lock",
+        ),
+        (
             "[hold]\nms = 1\n[machine]\ncores = 2\n[machine.cpu]\nms = 1\ngrant_order = \"random\"\n",
             "machine.cpu.grant_order",
         ),
