@@ -9,6 +9,7 @@
 use std::mem::size_of;
 
 use crate::error::InputError;
+use crate::model::machine::GrantOrder;
 use crate::scenario::{ArrivalPlan, RateSegment, Scenario};
 use crate::stats::WindowRow;
 
@@ -26,6 +27,8 @@ const KEY_HISTOGRAMS: u64 = 512;
 /// Bytes per row of a key (free time, count, heap slot) and per touched key (index, figures).
 const ROW_BYTES: u64 = 32;
 const KEY_BYTES: u64 = 96;
+/// Bytes of a random-order waiting line (`[hold] grant_order = "random"`), one per key or row.
+const RANDOM_LINE_BYTES: u64 = 24;
 /// Bytes per distinct key name of a trace (the name twice, in a vector and a map).
 const TRACE_KEY_BYTES: u64 = 2 * 48;
 /// Bytes per window and shard count of the output: the first replication's row, its copy for
@@ -139,7 +142,13 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     } else {
         0
     };
+    let random_lines = if scenario.machine.grant_order == GrantOrder::Random {
+        keys * (1 + rows_per_key) * RANDOM_LINE_BYTES
+    } else {
+        0
+    };
     let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES)
+        + random_lines
         + key_tables
         + HISTOGRAM_BYTES
         + WINDOW_LIST_BYTES;

@@ -166,19 +166,13 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
     }
 }
 
-/// `text` as TOML comment lines of at most about 90 characters.
+/// `text` as TOML comment lines of at most 90 characters.
 fn comment(text: &str) -> String {
-    let mut lines = vec![String::from("#")];
-    for word in text.split_whitespace() {
-        let line = lines.last_mut().expect("one line at least");
-        if line.len() + 1 + word.len() > 90 && line.len() > 1 {
-            lines.push(format!("# {word}"));
-        } else {
-            line.push(' ');
-            line.push_str(word);
-        }
-    }
-    lines.join("\n")
+    crate::report::terminal::wrap(text, 88)
+        .lines()
+        .map(|line| format!("# {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Calibration {

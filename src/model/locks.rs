@@ -91,9 +91,9 @@ enum Line {
 /// The waiting lines in random order, beside the first-come-first-served ones it replaces.
 #[derive(Debug, Clone)]
 struct RandomGrants {
-    /// By key block (earliest-free).
+    /// By key block, under earliest-free (its jobs wait for any row of their key).
     keys: Vec<Bag>,
-    /// By row (the other policies, and locking reads' parts).
+    /// By row, under the other policies (a job, or a locking read's part, waits for its row).
     rows: Vec<Bag>,
     /// One draw per handover with at least two waiters.
     draws: SimRng,
@@ -136,11 +136,15 @@ impl LockTable {
         }
     }
 
-    /// Gives every key and row created since the last call its random-order line.
+    /// Gives every key (earliest-free) or row (the other policies) created since the last
+    /// call its random-order line.
     fn extend_random_lines(&mut self) {
         if let Some(random) = self.random.as_mut() {
-            random.keys.resize(self.keys.len(), Bag::default());
-            random.rows.resize(self.rows.len(), Bag::default());
+            if self.policy == Policy::EarliestFree {
+                random.keys.resize(self.keys.len(), Bag::default());
+            } else {
+                random.rows.resize(self.rows.len(), Bag::default());
+            }
         }
     }
 

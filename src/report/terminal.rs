@@ -245,7 +245,7 @@ fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 /// Breaks text into lines of at most `width` characters at spaces.
-fn wrap(text: &str, width: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize) -> String {
     let mut lines: Vec<String> = vec![String::new()];
     for word in text.split_whitespace() {
         let line = lines.last_mut().expect("there is always a line");

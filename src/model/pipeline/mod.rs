@@ -809,22 +809,23 @@ impl<O: Observer> Pipeline<O> {
             .add_busy(row, u64::try_from(held).unwrap_or(u64::MAX));
         if let Some(next) = self.locks.release(row, self.now, &mut self.links) {
             let woken = u64::from(next.waiters) + 1;
-            let arrival = self.jobs[next.job as usize].arrival;
+            let taker = next.job;
             self.take_row(next);
-            self.wake_waiters(arrival, woken);
+            if self.machine.wake_cpu > 0 {
+                self.wake_waiters(taker, woken);
+            }
         }
     }
 
-    /// `woken` waiters of a released row wake and race for it: their CPU queues on the
-    /// shared cores as one piece of work.
-    fn wake_waiters(&mut self, arrival: Arrival, woken: u64) {
-        let cpu = self.machine.wake_cpu.saturating_mul(woken);
-        if cpu == 0 || self.cores.is_none() {
+    /// `woken` waiters of a released row (`taker` among them) wake and race for it: their
+    /// CPU queues on the shared cores as one piece of work.
+    fn wake_waiters(&mut self, taker: u32, woken: u64) {
+        if self.cores.is_none() {
             return;
         }
         let id = self.allocate(Job {
-            cpu,
-            ..Job::new(arrival, Kind::Wake)
+            cpu: self.machine.wake_cpu.saturating_mul(woken),
+            ..Job::new(self.jobs[taker as usize].arrival, Kind::Wake)
         });
         self.work(id);
     }
