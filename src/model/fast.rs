@@ -10,7 +10,8 @@
 //! children), so the earliest row is the root and a new free time climbs one path of
 //! log2(rows) minimums, without a branch (a heap's sift mispredicts about once per arrival).
 //! The counts of arrivals that wait for nothing are kept in a local and added to the run's and
-//! the window's statistics when a window closes and when the loop ends. Anything else
+//! the window's statistics when a window closes and when the loop ends. The loop asks for the
+//! arrivals a little ahead of the one it simulates to be fetched into the cache. Anything else
 //! (another key, a warm-up arrival, a free time too large for the packed heap, saturation)
 //! ends the run and the general path takes over.
 
@@ -24,6 +25,12 @@ const MOST_TREED: usize = 64;
 
 /// The run of one key's arrivals that makes the tree worth building.
 const TREE_RUN: usize = 64;
+
+/// How many arrivals ahead of the one simulated the loop asks for the cache: a long stream of
+/// arrivals does not fit in the caches, and without the hint the loop waits on loading each
+/// arrival for about a third of its time (measured: 64 → 85 M increments/s at 24 to 96 ahead,
+/// 63 M/s at 6 ahead).
+const PREFETCH_AHEAD: usize = 32;
 
 impl<O: Observer> Engine<O> {
     /// Simulates the longest prefix of `arrivals` the fast path can take; returns its length
@@ -67,20 +74,38 @@ impl<O: Observer> Engine<O> {
     #[inline(always)]
     fn feed_one_key(&mut self, arrivals: &[Arrival], window_rows: (u64, u32)) -> (usize, bool) {
         match self.rows.rows_of(arrivals[0].key) {
-            2 => self.feed_sized::<2>(arrivals, window_rows),
-            4 => self.feed_sized::<4>(arrivals, window_rows),
-            8 => self.feed_sized::<8>(arrivals, window_rows),
-            16 => self.feed_sized::<16>(arrivals, window_rows),
-            32 => self.feed_sized::<32>(arrivals, window_rows),
-            64 => self.feed_sized::<64>(arrivals, window_rows),
-            _ => self.feed_sized::<0>(arrivals, window_rows),
+            2 => self.feed_treed_or_not::<2>(arrivals, window_rows),
+            4 => self.feed_treed_or_not::<4>(arrivals, window_rows),
+            8 => self.feed_treed_or_not::<8>(arrivals, window_rows),
+            16 => self.feed_treed_or_not::<16>(arrivals, window_rows),
+            32 => self.feed_treed_or_not::<32>(arrivals, window_rows),
+            64 => self.feed_treed_or_not::<64>(arrivals, window_rows),
+            _ => self.feed_sized::<0, false>(arrivals, window_rows),
         }
     }
 
-    /// [`Engine::feed_one_key`] for a heap of `N` rows (0: any length). The counters live in
+    /// [`Engine::feed_sized`] for `N` rows (2 to 64), on a tournament tree when the run of the
+    /// key's arrivals is long enough to pay for building one, on the heap otherwise: two loops,
+    /// so that neither carries the other's registers and branches.
+    #[inline(always)]
+    fn feed_treed_or_not<const N: usize>(
+        &mut self,
+        arrivals: &[Arrival],
+        window_rows: (u64, u32),
+    ) -> (usize, bool) {
+        let key = arrivals[0].key;
+        if arrivals.len() >= TREE_RUN && arrivals[..TREE_RUN].iter().all(|a| a.key == key) {
+            self.feed_sized::<N, true>(arrivals, window_rows)
+        } else {
+            self.feed_sized::<N, false>(arrivals, window_rows)
+        }
+    }
+
+    /// [`Engine::feed_one_key`] for a heap of `N` rows (0: any length), kept as the leaves of a
+    /// tournament tree during the loop when `TREED` (2 to 64 rows). The counters live in
     /// locals during the loop and are written back once at its end.
     #[inline(never)]
-    fn feed_sized<const N: usize>(
+    fn feed_sized<const N: usize, const TREED: bool>(
         &mut self,
         arrivals: &[Arrival],
         window_rows: (u64, u32),
@@ -114,9 +139,7 @@ impl<O: Observer> Engine<O> {
         // Up to 64 rows, a long run keeps the rows as the leaves of a tournament tree, by
         // index (the packed entries are distinct, so the root is the heap's top: the same
         // row); the heap is rebuilt from the leaves at the end.
-        let treed = (2..=MOST_TREED).contains(&N)
-            && arrivals.len() >= TREE_RUN
-            && arrivals[..TREE_RUN].iter().all(|a| a.key == key);
+        let treed = TREED && (2..=MOST_TREED).contains(&N);
         let mut tree = [0u64; 2 * MOST_TREED];
         if treed {
             heap.sort_unstable_by_key(|entry| entry & slot_mask);
@@ -138,7 +161,10 @@ impl<O: Observer> Engine<O> {
         let mut completed = 0;
         // Arrivals that waited for nothing since the statistics were last told.
         let mut unqueued = 0;
-        for arrival in arrivals {
+        for (index, arrival) in arrivals.iter().enumerate() {
+            if let Some(ahead) = arrivals.get(index + PREFETCH_AHEAD) {
+                prefetch(ahead);
+            }
             let at = arrival.at;
             if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
                 break;
@@ -209,6 +235,21 @@ impl<O: Observer> Engine<O> {
         }
         (fed, saturated)
     }
+}
+
+/// Asks the processor to bring `arrival` into its cache before it is needed: a hint, which
+/// changes no result.
+#[inline(always)]
+fn prefetch(arrival: &Arrival) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing into the program and never faults, whatever the
+    // address; this one is a live reference's besides. SSE is part of every x86_64.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((arrival as *const Arrival).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = arrival;
 }
 
 /// Adds the `unqueued` arrivals (no wait, their hold started at once) to the run's waits and
