@@ -47,6 +47,11 @@ pub(super) struct ClientStreams {
     pub(super) cpu: SimRng,
     /// Time outside the database (the pipeline's `[client] overhead`).
     pub(super) overhead: SimRng,
+    /// Time outside the database after a think time (the pipeline's
+    /// `[client] idle_overhead`).
+    pub(super) idle_overhead: SimRng,
+    /// Whether the client thought before its next send (its connection sat idle).
+    pub(super) thought: bool,
 }
 
 impl ClientStreams {
@@ -59,6 +64,8 @@ impl ClientStreams {
             slots: stream_rng(seed, Stream::Slots),
             cpu: stream_rng(seed, Stream::Cpu),
             overhead: stream_rng(seed, Stream::Overhead),
+            idle_overhead: stream_rng(seed, Stream::IdleOverhead),
+            thought: false,
         }
     }
 }

@@ -74,6 +74,9 @@ pub struct MachineModel {
     pub wal: Option<WalModel>,
     /// Time outside the database per request.
     pub overhead: Option<HoldDist>,
+    /// Time outside the database of a request sent on an idle connection, instead of
+    /// `overhead` (`None`: the same).
+    pub idle_overhead: Option<HoldDist>,
 }
 
 /// What limits a shard count's throughput.
@@ -117,6 +120,7 @@ impl MachineModel {
             && self.cpu.is_none()
             && self.wal.is_none()
             && self.overhead.is_none()
+            && self.idle_overhead.is_none()
     }
 
     /// A row's mean hold with nobody waiting, in nanoseconds: the drawn hold, the CPU and the

@@ -56,6 +56,9 @@ pub enum Stream {
     /// Which waiter takes a released row under `[hold] grant_order = "random"` (inside each
     /// engine, one draw per handover).
     Grants = 21,
+    /// Time outside the database of a request sent on an idle connection
+    /// (`[client] idle_overhead`).
+    IdleOverhead = 22,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

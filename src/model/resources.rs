@@ -199,6 +199,11 @@ impl Servers {
         self.servers
     }
 
+    /// Whether a request now would have a server at once.
+    pub fn has_free(&self) -> bool {
+        self.busy < self.servers
+    }
+
     /// Asks for a server for `job`: `true` when it has one now, `false` when it waits.
     #[inline]
     pub fn request(&mut self, job: u32, links: &mut Links) -> bool {

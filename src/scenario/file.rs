@@ -301,6 +301,13 @@ pub struct ClientTable {
     pub overhead_ms: Option<f64>,
     /// `[client.overhead]`: that time as a distribution, with the fields of `[hold]`.
     pub overhead: Option<HoldTable>,
+    /// Time outside the database of a request sent on an idle connection (an open stream's
+    /// request that finds a free connection, a closed-loop client's after a think time), ms:
+    /// waking a sleeping client and server costs more than a round trip back to back.
+    /// Default: `overhead_ms`.
+    pub idle_overhead_ms: Option<f64>,
+    /// `[client.idle_overhead]`: that time as a distribution, with the fields of `[hold]`.
+    pub idle_overhead: Option<HoldTable>,
 }
 
 /// `[batching]`: app servers keep counts in memory and flush them periodically.

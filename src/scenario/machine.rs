@@ -91,7 +91,19 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
     let overhead = file
         .client
         .as_ref()
-        .map(resolve_overhead)
+        .map(|client| resolve_overhead(client.overhead_ms, client.overhead.as_ref(), "overhead"))
+        .transpose()?
+        .flatten();
+    let idle_overhead = file
+        .client
+        .as_ref()
+        .map(|client| {
+            resolve_overhead(
+                client.idle_overhead_ms,
+                client.idle_overhead.as_ref(),
+                "idle_overhead",
+            )
+        })
         .transpose()?
         .flatten();
     Ok(MachineModel {
@@ -102,24 +114,30 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         cpu,
         wal,
         overhead,
+        idle_overhead,
     })
 }
 
-/// `[client] overhead_ms` (a constant) or `[client.overhead]` (a distribution).
-fn resolve_overhead(table: &ClientTable) -> Result<Option<HoldDist>, FieldError> {
-    match (table.overhead_ms, &table.overhead) {
+/// `[client] {name}_ms` (a constant) or `[client.{name}]` (a distribution), for `overhead`
+/// and `idle_overhead`.
+fn resolve_overhead(
+    ms: Option<f64>,
+    table: Option<&HoldTable>,
+    name: &str,
+) -> Result<Option<HoldDist>, FieldError> {
+    match (ms, table) {
         (Some(_), Some(_)) => Err((
-            "client.overhead_ms".into(),
-            "give the time outside the database once: overhead_ms (a constant) or [client.overhead] (a distribution)".into(),
+            format!("client.{name}_ms"),
+            format!("give the time outside the database once: {name}_ms (a constant) or [client.{name}] (a distribution)"),
         )),
         (Some(ms), None) => {
             let ms = number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("client.overhead_ms".to_owned(), m))?;
+                .map_err(|m| (format!("client.{name}_ms"), m))?;
             Ok(Some(HoldDist::Constant {
                 hold_ns: ms_f64_to_ns(ms),
             }))
         }
-        (None, Some(dist)) => distribution(dist, "client.overhead").map(Some),
+        (None, Some(dist)) => distribution(dist, &format!("client.{name}")).map(Some),
         (None, None) => Ok(None),
     }
 }
@@ -140,6 +158,8 @@ pub(super) fn has_client_policy(table: &ClientTable) -> bool {
     let policy = ClientTable {
         overhead_ms: None,
         overhead: None,
+        idle_overhead_ms: None,
+        idle_overhead: None,
         ..table.clone()
     };
     policy != ClientTable::default()

@@ -451,6 +451,14 @@ fn validation_names_the_machine_field_at_fault() {
             "[hold]\nms = 1\n[client]\noverhead_ms = 1\n[client.overhead]\nms = 1\n",
             "client.overhead_ms",
         ),
+        (
+            "[hold]\nms = 1\n[client]\nidle_overhead_ms = -1\n",
+            "client.idle_overhead_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[client.idle_overhead]\ndist = \"lognormal\"\nmedian_ms = 2\np99_ms = 1\n",
+            "client.idle_overhead.p99_ms",
+        ),
     ];
     for (tables, field) in cases {
         let output = run_text(dir.path(), &format!("{base}{tables}"), &[]);
@@ -512,4 +520,47 @@ fn plan_says_at_once_when_the_machine_caps_every_shard_count() {
         table.contains("exact theory: none with a machine"),
         "{table}"
     );
+}
+
+#[test]
+fn a_request_on_an_idle_connection_pays_the_idle_overhead() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two clients on two rows, hold 10 ms, 5 ms outside the database back to back and 20 ms
+    // from idle. Without a think time every send follows its answer: 15 ms cycles as if
+    // there were no idle overhead. With 10 ms of thought each send after the first is from
+    // idle: response 30 ms, cycle 40 ms (sends at 0, 25, 65, …, 2985: 76 a client).
+    let base = "shards = [2]\nduration_s = 3\n[hold]\nms = 10\n[client]\noverhead_ms = 5\n\
+                idle_overhead_ms = 20\n[arrivals]\nclients = 2\n";
+    let busy = simulate(&on_pipeline(dir.path(), base));
+    assert_eq!(busy[0].completed, 400);
+    let responses = busy[0].closed.as_ref().unwrap().responses.summary();
+    assert_eq!((responses.p50_ns, responses.max_ns), (15_000_000, 15_000_000));
+    let thinking = simulate(&on_pipeline(dir.path(), &format!("{base}think_ms = 10\n")));
+    assert_eq!(thinking[0].completed, 152);
+    let responses = thinking[0].closed.as_ref().unwrap().responses.summary();
+    assert_eq!((responses.p50_ns, responses.max_ns), (30_000_000, 30_000_000));
+}
+
+#[test]
+fn an_open_request_that_waits_for_a_connection_pays_the_back_to_back_overhead() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("trace.csv"), "t_ms,key\n0,p\n5,p\n").unwrap();
+    // One row, hold 10 ms; 5 ms outside the database back to back, 20 ms from idle. The
+    // update at 0 finds the connection free: answered at 10 + 20 = 30 ms. The one at 5 ms
+    // waits for the one connection, handed on at 10: its row 10–20, answered at 25 (20 ms).
+    // Without a pool both come from idle: the second answered at 20 + 20 (35 ms).
+    let base = "shards = [1]\n[hold]\nms = 10\n[client]\noverhead_ms = 5\nidle_overhead_ms = 20\n\
+                [arrivals]\ntrace = \"trace.csv\"\n";
+    for (pool, fastest, slowest) in [
+        ("[pool]\nsize = 1\n", 20_000_000, 30_000_000),
+        ("", 30_000_000, 35_000_000),
+    ] {
+        let runs = simulate(&on_pipeline(dir.path(), &format!("{base}{pool}")));
+        let responses = runs[0].machine.as_ref().unwrap().responses.as_ref().unwrap();
+        let summary = responses.summary();
+        assert_eq!(summary.max_ns, slowest, "{pool}");
+        // The histogram keeps three significant digits.
+        let least = responses.quantile_ns(0.0) as f64;
+        assert!((least / fastest as f64 - 1.0).abs() < 1e-3, "{pool}: {least}");
+    }
 }

@@ -222,6 +222,7 @@ pub struct Pipeline<O: Observer = NoEvents> {
     observer: O,
     cpu_draws: SimRng,
     overhead_draws: SimRng,
+    idle_overhead_draws: SimRng,
     clients: Option<Clients>,
     /// The likes table in front of the rows.
     likes: Option<Box<LikesTable>>,
@@ -283,6 +284,7 @@ impl<O: Observer> Pipeline<O> {
             observer,
             cpu_draws: stream_rng(config.seed, Stream::Cpu),
             overhead_draws: stream_rng(config.seed, Stream::Overhead),
+            idle_overhead_draws: stream_rng(config.seed, Stream::IdleOverhead),
             clients: None,
             likes: config
                 .likes
@@ -326,14 +328,22 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
-    /// The CPU and the time outside the database of one more open update.
+    /// The CPU and the time outside the database of one more open update: the idle
+    /// connection's (`[client] idle_overhead`) when it finds a free connection (or there is
+    /// no pool), the back-to-back one when it must wait for a connection to be handed on.
     fn draw_machine(&mut self) -> (SimTime, SimTime) {
         let cpu = draw(
             self.machine.cpu.as_ref().map(|c| &c.demand),
             &mut self.cpu_draws,
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut self.overhead_draws);
-        (cpu, overhead)
+        let Some(idle) = self.machine.idle_overhead.as_ref() else {
+            return (cpu, overhead);
+        };
+        // Both are drawn, so that every shard count keeps its streams in step.
+        let idle = idle.sample(&mut self.idle_overhead_draws);
+        let connection_free = self.pool.as_ref().is_none_or(Servers::has_free);
+        (cpu, if connection_free { idle } else { overhead })
     }
 
     /// Runs a closed loop of clients to the horizon (each client drawing from its own streams
@@ -790,9 +800,9 @@ impl<O: Observer> Pipeline<O> {
         if job.client != NONE
             && let Some(clients) = self.clients.as_mut()
         {
-            let think = clients
-                .think
-                .sample(&mut clients.streams[job.client as usize].thinks);
+            let streams = &mut clients.streams[job.client as usize];
+            let think = clients.think.sample(&mut streams.thinks);
+            streams.thought = think > 0;
             let next = answered.saturating_add(think);
             if next < self.config.horizon {
                 self.calendar.schedule(next, Step::Send(job.client));
@@ -860,6 +870,14 @@ impl<O: Observer> Pipeline<O> {
             &mut streams.cpu,
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
+        // After a think time the client's connection sat idle.
+        let overhead = match self.machine.idle_overhead.as_ref() {
+            Some(idle) => {
+                let idle = idle.sample(&mut streams.idle_overhead);
+                if streams.thought { idle } else { overhead }
+            }
+            None => overhead,
+        };
         let job = Job {
             client,
             repeat: self.draw_repeat(),
