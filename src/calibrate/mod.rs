@@ -17,11 +17,19 @@ pub mod validate;
 use std::time::Duration;
 
 use conn::{DbFailure, Target};
-use fit::{Machine, Observation};
+use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
 
 /// Seconds of warm-up before each run's measurement.
 const WARMUP_S: f64 = 1.0;
+/// The open stream's rate as a share of one row's best measured throughput: light enough
+/// that its responses are mostly the time outside the database, and well below the
+/// validation's open streams (60% and 90% of one row, over 1 to 16 rows).
+const IDLE_SHARE: f64 = 0.3;
+/// The open stream's length in closed-loop runs: its p99 is made by rare stalls of the
+/// machine (the same 5 s stream repeated here gave p99s 1.2 to 4.8 ms around a steady 0.5 ms
+/// median), so it is measured longer.
+const OPEN_RUNS_LONG: f64 = 3.0;
 
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
@@ -84,13 +92,33 @@ impl Design {
         loads
     }
 
+    /// The open stream measured after the closed loops, at [`IDLE_SHARE`] of the best
+    /// throughput `closed` measured on one row, over the most rows.
+    pub fn open_load(&self, loads: &[Load], closed: &[Measured]) -> Load {
+        let one_row_best = loads
+            .iter()
+            .zip(closed)
+            .filter(|(load, _)| load.rows == 1)
+            .map(|(_, measured)| measured.tps)
+            .fold(1.0_f64, f64::max);
+        Load {
+            rows: self.max_rows,
+            clients: validate::OPEN_CONNECTIONS,
+            rate_per_s: Some(IDLE_SHARE * one_row_best),
+            warmup: Duration::from_secs_f64(WARMUP_S),
+            duration: Duration::from_secs_f64(OPEN_RUNS_LONG * self.duration_s),
+        }
+    }
+
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
-        let loads = self.loads();
-        let seconds = loads.len() as f64 * (self.duration_s + WARMUP_S);
+        let runs = self.loads().len() + 1;
+        let seconds = (runs - 1) as f64 * (self.duration_s + WARMUP_S)
+            + OPEN_RUNS_LONG * self.duration_s
+            + WARMUP_S;
         format!(
-            "{} runs of {} s (+{} s warm-up): 1 and {} rows at {} clients, then the middle row counts at {}; about {:.0} s of load, then the fit",
-            loads.len(),
+            "{} runs of {} s (+{} s warm-up): 1 and {} rows at {} clients, then the middle row counts at {}, then an open stream at {:.0}% of one row's best over {} rows for {} s; about {:.0} s of load, then the fit",
+            runs,
             self.duration_s,
             WARMUP_S,
             self.max_rows,
@@ -100,6 +128,9 @@ impl Design {
                 .collect::<Vec<_>>()
                 .join(", "),
             self.clients.iter().max().unwrap_or(&1),
+            100.0 * IDLE_SHARE,
+            self.max_rows,
+            OPEN_RUNS_LONG * self.duration_s,
             seconds
         )
     }
@@ -129,6 +160,16 @@ pub fn calibrate(
         ));
         measured.push(load::run(target, load, 7 + index as u64)?);
     }
+    let open_load = design.open_load(&loads, &measured);
+    progress(&format!(
+        "measuring run {}/{}: an open stream of {:.0}/s over {} rows and {} connections",
+        loads.len() + 1,
+        loads.len() + 1,
+        open_load.rate_per_s.unwrap_or_default(),
+        open_load.rows,
+        open_load.clients
+    ));
+    let open_measured = load::run(target, &open_load, 7 + loads.len() as u64)?;
     schema.drop_now()?;
     let observations: Vec<Observation> = loads
         .iter()
@@ -137,11 +178,18 @@ pub fn calibrate(
         .collect();
     progress("fitting the model to the runs");
     let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
+    let stream = open_stream(&open_load);
+    let machine = fit::fit_idle_overhead(
+        &machine,
+        &stream,
+        &observation(&open_load, &open_measured, durable),
+    );
     let runs = loads
         .into_iter()
         .zip(measured)
+        .chain(std::iter::once((open_load, open_measured)))
         .map(|(load, measured)| CalibrationRun {
-            fitted: machine.simulate(load.rows, load.clients, 2.0),
+            fitted: predict(&machine, &load),
             load,
             measured,
         })
@@ -152,6 +200,23 @@ pub fn calibrate(
         machine,
         runs,
     })
+}
+
+/// The open stream of an open `load`.
+fn open_stream(load: &Load) -> OpenStream {
+    OpenStream {
+        rows: load.rows,
+        connections: load.clients,
+        rate_per_s: load.rate_per_s.unwrap_or_default(),
+    }
+}
+
+/// What the fitted `machine` predicts for a calibration run.
+fn predict(machine: &Machine, load: &Load) -> Observation {
+    match load.rate_per_s {
+        None => machine.simulate(load.rows, load.clients, 2.0),
+        Some(rate) => machine.simulate_open(&open_stream(load), fit::open_simulated_seconds(rate)),
+    }
 }
 
 /// A measured run as the fit sees it.
@@ -197,7 +262,8 @@ impl Calibration {
         let mut out = csv::Writer::from_writer(Vec::new());
         let header = [
             "rows",
-            "clients",
+            "clients_or_connections",
+            "offered_per_s",
             "duration_s",
             "measured_tps",
             "fitted_tps",
@@ -205,6 +271,7 @@ impl Calibration {
             "measured_p50_ms",
             "fitted_p50_ms",
             "measured_p99_ms",
+            "fitted_p99_ms",
             "measured_fsyncs_per_commit",
             "fitted_fsyncs_per_commit",
         ];
@@ -215,6 +282,9 @@ impl Calibration {
             out.write_record([
                 run.load.rows.to_string(),
                 run.load.clients.to_string(),
+                run.load
+                    .rate_per_s
+                    .map_or(String::new(), |rate| format!("{rate:.1}")),
                 format!("{}", run.load.duration.as_secs_f64()),
                 format!("{:.1}", run.measured.tps),
                 format!("{:.1}", run.fitted.tps),
@@ -222,6 +292,7 @@ impl Calibration {
                 format!("{:.4}", summary.p50_ns as f64 / 1e6),
                 format!("{:.4}", run.fitted.p50_ms),
                 format!("{:.4}", summary.p99_ns as f64 / 1e6),
+                format!("{:.4}", run.fitted.p99_ms),
                 opt(run.measured.fsyncs_per_commit),
                 opt(run.fitted.fsyncs_per_commit),
             ])

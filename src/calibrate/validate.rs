@@ -24,7 +24,7 @@ const OPEN_ROWS: [u32; 3] = [1, 4, 16];
 /// Offered rates of the open-stream points, as fractions of one row's peak.
 const OPEN_LOADS: [f64; 2] = [0.6, 0.9];
 /// Connections an open stream may use (its sends queue for one when all are busy).
-const OPEN_CONNECTIONS: u32 = 64;
+pub const OPEN_CONNECTIONS: u32 = 64;
 /// Points of a validation.
 pub const POINTS: usize = CLOSED_ROWS.len() + OPEN_ROWS.len() * OPEN_LOADS.len();
 /// An open stream whose throughput stays below this share of its rate fell behind.

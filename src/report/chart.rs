@@ -1674,7 +1674,13 @@ figure!(CalibrationFigure);
 impl CalibrationFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let runs = &self.calibration.runs;
+        // The closed loops: the open stream has no client count.
+        let runs: Vec<&crate::calibrate::CalibrationRun> = self
+            .calibration
+            .runs
+            .iter()
+            .filter(|r| r.load.rate_per_s.is_none())
+            .collect();
         let mut row_counts: Vec<u32> = runs.iter().map(|r| r.load.rows).collect();
         row_counts.sort_unstable();
         row_counts.dedup();

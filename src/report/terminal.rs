@@ -286,12 +286,20 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         "fitted",
     );
     let fsyncs = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
+    let mut open = None;
     for run in &calibration.runs {
         let summary = run.measured.responses.summary();
+        let clients = match run.load.rate_per_s {
+            None => run.load.clients.to_string(),
+            Some(rate) => {
+                open = Some((rate, run.load.clients));
+                format!("{}*", run.load.clients)
+            }
+        };
         out += &format!(
             "{:>6} {:>8} {:>12.0} {:>12.0} {:>6.1}% {:>10} {:>10} {:>10} {:>9} {:>9}\n",
             run.load.rows,
-            run.load.clients,
+            clients,
             run.measured.tps,
             run.fitted.tps,
             100.0 * (run.fitted.tps / run.measured.tps.max(1.0) - 1.0),
@@ -300,6 +308,11 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
             super::units::duration(summary.p99_ns),
             fsyncs(run.measured.fsyncs_per_commit),
             fsyncs(run.fitted.fsyncs_per_commit),
+        );
+    }
+    if let Some((rate, connections)) = open {
+        out += &format!(
+            "* an open stream of {rate:.0}/s over {connections} connections: the time outside the database from an idle connection\n"
         );
     }
     let m = &calibration.machine;

@@ -128,7 +128,9 @@ fn resolve_overhead(
     match (ms, table) {
         (Some(_), Some(_)) => Err((
             format!("client.{name}_ms"),
-            format!("give the time outside the database once: {name}_ms (a constant) or [client.{name}] (a distribution)"),
+            format!(
+                "give the time outside the database once: {name}_ms (a constant) or [client.{name}] (a distribution)"
+            ),
         )),
         (Some(ms), None) => {
             let ms = number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)

@@ -84,11 +84,20 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         assert!(out.join(file).exists(), "{file}");
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
-    for line in csv.lines().skip(1) {
-        let measured: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
-        assert!(measured > 50.0, "a real database commits: {line}");
+    // Four closed loops (1 and 4 rows at 1 and 4 clients), then the open stream.
+    assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    for record in &records {
+        let measured: f64 = record[column("measured_tps")].parse().unwrap();
+        assert!(measured > 50.0, "a real database commits: {record:?}");
     }
+    let open = &records[4];
+    assert!(!open[column("offered_per_s")].is_empty(), "{open:?}");
+    let toml = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
+    assert!(toml.contains("[client.idle_overhead]"), "{toml}");
     // The calibration drives a scenario.
     let scenario = dir.path().join("s.toml");
     std::fs::write(

@@ -534,11 +534,17 @@ fn a_request_on_an_idle_connection_pays_the_idle_overhead() {
     let busy = simulate(&on_pipeline(dir.path(), base));
     assert_eq!(busy[0].completed, 400);
     let responses = busy[0].closed.as_ref().unwrap().responses.summary();
-    assert_eq!((responses.p50_ns, responses.max_ns), (15_000_000, 15_000_000));
+    assert_eq!(
+        (responses.p50_ns, responses.max_ns),
+        (15_000_000, 15_000_000)
+    );
     let thinking = simulate(&on_pipeline(dir.path(), &format!("{base}think_ms = 10\n")));
     assert_eq!(thinking[0].completed, 152);
     let responses = thinking[0].closed.as_ref().unwrap().responses.summary();
-    assert_eq!((responses.p50_ns, responses.max_ns), (30_000_000, 30_000_000));
+    assert_eq!(
+        (responses.p50_ns, responses.max_ns),
+        (30_000_000, 30_000_000)
+    );
 }
 
 #[test]
@@ -556,11 +562,20 @@ fn an_open_request_that_waits_for_a_connection_pays_the_back_to_back_overhead() 
         ("", 30_000_000, 35_000_000),
     ] {
         let runs = simulate(&on_pipeline(dir.path(), &format!("{base}{pool}")));
-        let responses = runs[0].machine.as_ref().unwrap().responses.as_ref().unwrap();
+        let responses = runs[0]
+            .machine
+            .as_ref()
+            .unwrap()
+            .responses
+            .as_ref()
+            .unwrap();
         let summary = responses.summary();
         assert_eq!(summary.max_ns, slowest, "{pool}");
         // The histogram keeps three significant digits.
         let least = responses.quantile_ns(0.0) as f64;
-        assert!((least / fastest as f64 - 1.0).abs() < 1e-3, "{pool}: {least}");
+        assert!(
+            (least / fastest as f64 - 1.0).abs() < 1e-3,
+            "{pool}: {least}"
+        );
     }
 }
