@@ -59,9 +59,9 @@ pub struct Machine {
     pub overhead_ms: f64,
     /// Its 99th percentile, ms (above the median: a log-normal).
     pub overhead_p99_ms: f64,
-    /// Time outside the database of a request sent on an idle connection (fitted to an open
-    /// stream after the rest); `None`: the same as back to back.
-    pub idle_overhead: Option<Lognormal>,
+    /// What a request sent on an idle connection costs (fitted to the open streams after the
+    /// rest); `None`: the same as back to back.
+    pub idle: Option<Idle>,
 }
 
 /// A time outside the database as a log-normal: its median and 99th percentile, ms.
@@ -71,6 +71,16 @@ pub struct Lognormal {
     pub median_ms: f64,
     /// The 99th percentile, ms (above the median).
     pub p99_ms: f64,
+}
+
+/// What a request sent on an idle connection costs beyond one sent back to back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Idle {
+    /// Its time outside the database.
+    pub overhead: Lognormal,
+    /// The CPU of waking the server (and the client, on the same machine) on the shared
+    /// cores, ms.
+    pub wake_cpu_ms: f64,
 }
 
 /// An open stream: Poisson sends over a capped set of connections.
@@ -124,10 +134,11 @@ impl Machine {
             if self.cores == 1 { "" } else { "s" },
             self.overhead_ms,
             self.overhead_p99_ms,
-            self.idle_overhead
+            self.idle
                 .map(|idle| format!(
-                    " back to back, {:.4} ms and {:.4} ms from an idle connection",
-                    idle.median_ms, idle.p99_ms
+                    " back to back, {:.4} ms and {:.4} ms from an idle connection, whose \
+                     request costs {:.4} ms of CPU to wake the server",
+                    idle.overhead.median_ms, idle.overhead.p99_ms, idle.wake_cpu_ms
                 ))
                 .unwrap_or_default()
         )
@@ -137,12 +148,15 @@ impl Machine {
     pub fn sections(&self) -> String {
         let mut text = format!(
             "[hold]\ndist = \"constant\"\nms = {:.6}\ngrant_order = \"{}\"\n\n\
-             [machine]\ncores = {}\nwake_ms = {:.6}\nwake_cpu_ms = {:.6}\n\n[machine.cpu]\ndist = \"constant\"\nms = {:.6}\n\n",
+             [machine]\ncores = {}\nwake_ms = {:.6}\nwake_cpu_ms = {:.6}\n{}\n[machine.cpu]\ndist = \"constant\"\nms = {:.6}\n\n",
             self.hold_ms,
             self.grant_order.name(),
             self.cores,
             self.wake_ms,
             self.wake_cpu_ms,
+            self.idle
+                .map(|idle| format!("idle_wake_cpu_ms = {:.6}\n", idle.wake_cpu_ms))
+                .unwrap_or_default(),
             self.cpu_ms
         );
         if let Some(flush) = self.flush_ms {
@@ -153,11 +167,11 @@ impl Machine {
             self.overhead_ms,
             self.overhead_p99_ms.max(self.overhead_ms * 1.001)
         );
-        if let Some(idle) = self.idle_overhead {
+        if let Some(Idle { overhead, .. }) = self.idle {
             text += &format!(
                 "\n[client.idle_overhead]\ndist = \"lognormal\"\nmedian_ms = {:.6}\np99_ms = {:.6}\n",
-                idle.median_ms,
-                idle.p99_ms.max(idle.median_ms * 1.001)
+                overhead.median_ms,
+                overhead.p99_ms.max(overhead.median_ms * 1.001)
             );
         }
         text
@@ -259,7 +273,7 @@ impl Machine {
             flush_ms: self.flush_ms.map(|_| ms(point[6])),
             cores: self.cores,
             grant_order: self.grant_order,
-            idle_overhead: self.idle_overhead,
+            idle: self.idle,
         }
     }
 }
@@ -307,7 +321,7 @@ pub fn first_guess(
         flush_ms: durable.then_some(0.1),
         overhead_ms: (lone * 0.6).max(0.01),
         overhead_p99_ms: (lone * 1.5).max(0.02),
-        idle_overhead: None,
+        idle: None,
     }
 }
 
@@ -411,38 +425,55 @@ pub fn open_simulated_seconds(rate_per_s: f64) -> f64 {
     (SIMULATED_COMMITS / rate_per_s.max(1.0)).clamp(OPEN_SIMULATED_S.0, OPEN_SIMULATED_S.1)
 }
 
-/// `machine` with the idle connection's time outside the database (log-normal) whose
-/// simulated open `stream` best reproduces the `measured` median and p99 response. The
-/// closed loops never leave a connection idle, so the rest of the machine is theirs and is
-/// kept; the stream is light enough that its responses are mostly this time.
-pub fn fit_idle_overhead(
-    machine: &Machine,
-    stream: &OpenStream,
-    measured: &Observation,
-) -> Machine {
-    let seconds = open_simulated_seconds(stream.rate_per_s);
+/// `machine` with what an idle connection costs — its time outside the database (log-normal)
+/// and the CPU of waking the server — whose simulated open streams best reproduce the
+/// `measured` ones' throughput, median and p99 response. The closed loops never leave a
+/// connection idle, so the rest of the machine is theirs and is kept; a light stream's
+/// responses are mostly the time outside, a heavy one's queue on the cores the wake-ups share.
+pub fn fit_idle(machine: &Machine, measured: &[(OpenStream, Observation)]) -> Machine {
     let with = |point: &[f64]| {
         let median_ms = point[0].exp().clamp(FLOOR_MS, 1_000.0);
         let spread = point[1].exp().exp().clamp(1.001, 100.0);
         Machine {
-            idle_overhead: Some(Lognormal {
-                median_ms,
-                p99_ms: median_ms * spread,
+            idle: Some(Idle {
+                overhead: Lognormal {
+                    median_ms,
+                    p99_ms: median_ms * spread,
+                },
+                wake_cpu_ms: point[2].exp().clamp(FLOOR_MS, 1_000.0),
             }),
             ..*machine
         }
     };
     let log_error = |a: f64, b: f64| (a.max(1e-9) / b.max(1e-9)).ln();
     let cost = |point: &[f64]| -> f64 {
-        let simulated = with(point).simulate_open(stream, seconds);
-        log_error(simulated.p50_ms, measured.p50_ms).powi(2)
-            + log_error(simulated.p99_ms, measured.p99_ms).powi(2)
+        let candidate = with(point);
+        let misfits: Vec<f64> = measured
+            .par_iter()
+            .map(|(stream, measured)| {
+                let simulated =
+                    candidate.simulate_open(stream, open_simulated_seconds(stream.rate_per_s));
+                log_error(simulated.tps, measured.tps).powi(2)
+                    + log_error(simulated.p50_ms, measured.p50_ms).powi(2)
+                    + log_error(simulated.p99_ms, measured.p99_ms).powi(2)
+            })
+            .collect();
+        misfits.iter().sum()
     };
-    // First guess: what the measured median and p99 leave above the back-to-back machine's.
-    let without = machine.simulate_open(stream, seconds);
-    let median = (measured.p50_ms - (without.p50_ms - machine.overhead_ms)).max(0.01);
-    let p99 = (measured.p99_ms - (without.p99_ms - machine.overhead_p99_ms)).max(median * 2.0);
-    let start = [median.ln(), (p99 / median).ln().ln()];
+    // First guess: what the lightest stream's median and p99 leave above the back-to-back
+    // machine's, and a small wake-up.
+    let (stream, lightest) = measured
+        .iter()
+        .min_by(|a, b| a.0.rate_per_s.total_cmp(&b.0.rate_per_s))
+        .expect("at least one open stream");
+    let without = machine.simulate_open(stream, open_simulated_seconds(stream.rate_per_s));
+    let median = (lightest.p50_ms - (without.p50_ms - machine.overhead_ms)).max(0.01);
+    let p99 = (lightest.p99_ms - (without.p99_ms - machine.overhead_p99_ms)).max(median * 2.0);
+    let start = [
+        median.ln(),
+        (p99 / median).ln().ln(),
+        (0.1 * machine.cpu_ms).ln(),
+    ];
     let mut best = nelder_mead(&cost, &start, 0.5, MAX_EVALUATIONS / 2);
     let mut best_cost = cost(&best);
     for _ in 0..MAX_RESTARTS {
@@ -565,7 +596,7 @@ mod recovery {
             flush_ms: Some(0.08),
             overhead_ms: 0.1,
             overhead_p99_ms: 0.5,
-            idle_overhead: None,
+            idle: None,
         }
     }
 
@@ -614,32 +645,44 @@ mod recovery {
     }
 
     #[test]
-    fn the_idle_connections_overhead_is_recovered_from_an_open_stream() {
+    fn what_an_idle_connection_costs_is_recovered_from_two_open_streams() {
         // A machine whose requests from idle connections spend 0.4 ms outside the database at
-        // the median (2 ms at p99), measured on a light open stream over 64 rows; the fit
-        // starts from the machine without it and finds both within 5%.
+        // the median (2 ms at p99) and 0.01 ms of CPU waking the server, measured on a light
+        // and a heavy open stream over 64 rows; the fit starts from the machine without them
+        // and finds all three within 5%.
         let truth = Machine {
-            idle_overhead: Some(Lognormal {
-                median_ms: 0.4,
-                p99_ms: 2.0,
+            idle: Some(Idle {
+                overhead: Lognormal {
+                    median_ms: 0.4,
+                    p99_ms: 2.0,
+                },
+                wake_cpu_ms: 0.01,
             }),
             ..truth(GrantOrder::Random)
         };
-        let stream = OpenStream {
-            rows: 64,
-            connections: 64,
-            rate_per_s: 1500.0,
-        };
-        let measured = truth.simulate_open(&stream, open_simulated_seconds(stream.rate_per_s));
+        let measured: Vec<(OpenStream, Observation)> = [1500.0, 12_000.0]
+            .into_iter()
+            .map(|rate_per_s| {
+                let stream = OpenStream {
+                    rows: 64,
+                    connections: 64,
+                    rate_per_s,
+                };
+                (
+                    stream,
+                    truth.simulate_open(&stream, open_simulated_seconds(rate_per_s)),
+                )
+            })
+            .collect();
         let without = Machine {
-            idle_overhead: None,
+            idle: None,
             ..truth
         };
-        let fitted = fit_idle_overhead(&without, &stream, &measured)
-            .idle_overhead
-            .expect("fitted");
-        assert!((fitted.median_ms / 0.4 - 1.0).abs() < 0.05, "{fitted:?}");
-        assert!((fitted.p99_ms / 2.0 - 1.0).abs() < 0.05, "{fitted:?}");
+        let fitted = fit_idle(&without, &measured).idle.expect("fitted");
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+        assert!(close(fitted.overhead.median_ms, 0.4), "{fitted:?}");
+        assert!(close(fitted.overhead.p99_ms, 2.0), "{fitted:?}");
+        assert!(close(fitted.wake_cpu_ms, 0.01), "{fitted:?}");
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub struct MachineModel {
     /// CPU on the shared cores for each waiter woken when a row is released (they all race
     /// for it); 0 without `[machine]`.
     pub wake_cpu: SimTime,
+    /// CPU on the shared cores for every request sent on an idle connection; 0 without
+    /// `[machine]`.
+    pub idle_wake_cpu: SimTime,
     /// Shared CPU.
     pub cpu: Option<Cpu>,
     /// The WAL flush.
@@ -117,6 +120,7 @@ impl MachineModel {
             && self.grant_order == GrantOrder::Fifo
             && self.wake == 0
             && self.wake_cpu == 0
+            && self.idle_wake_cpu == 0
             && self.cpu.is_none()
             && self.wal.is_none()
             && self.overhead.is_none()

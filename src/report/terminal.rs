@@ -286,13 +286,13 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         "fitted",
     );
     let fsyncs = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
-    let mut open = None;
+    let mut open = Vec::new();
     for run in &calibration.runs {
         let summary = run.measured.responses.summary();
         let clients = match run.load.rate_per_s {
             None => run.load.clients.to_string(),
             Some(rate) => {
-                open = Some((rate, run.load.clients));
+                open.push(format!("{rate:.0}/s over {} connections", run.load.clients));
                 format!("{}*", run.load.clients)
             }
         };
@@ -310,9 +310,10 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
             fsyncs(run.fitted.fsyncs_per_commit),
         );
     }
-    if let Some((rate, connections)) = open {
+    if !open.is_empty() {
         out += &format!(
-            "* an open stream of {rate:.0}/s over {connections} connections: the time outside the database from an idle connection\n"
+            "* open streams ({}): what a request on an idle connection costs\n",
+            open.join("; ")
         );
     }
     let m = &calibration.machine;

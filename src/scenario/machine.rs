@@ -45,6 +45,17 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         ),
         None => 0,
     };
+    let idle_wake_cpu = match file
+        .machine
+        .as_ref()
+        .and_then(|machine| machine.idle_wake_cpu_ms)
+    {
+        Some(ms) => ms_f64_to_ns(
+            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+                .map_err(|m| ("machine.idle_wake_cpu_ms".to_owned(), m))?,
+        ),
+        None => 0,
+    };
     let cpu = file
         .machine
         .as_ref()
@@ -111,6 +122,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         grant_order,
         wake,
         wake_cpu,
+        idle_wake_cpu,
         cpu,
         wal,
         overhead,

@@ -66,8 +66,8 @@ impl<O: Observer> Pipeline<O> {
         if attempt.is_like {
             ext.counts.attempts += 1;
         }
-        let (cpu, overhead) = self.draw_machine();
-        let id = self.arrive(job, cpu, overhead)?;
+        let (cpu, overhead, idle) = self.draw_machine();
+        let id = self.arrive(job, cpu, overhead, idle)?;
         if let Some(timeout) = timeout.filter(|_| attempt.is_like) {
             let generation = self.jobs[id as usize].generation;
             self.sends

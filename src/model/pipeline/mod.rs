@@ -318,32 +318,46 @@ impl<O: Observer> Pipeline<O> {
             if self.ext.is_some() {
                 self.open_arrival(arrival);
             } else {
-                let (cpu, overhead) = self.draw_machine();
+                let (cpu, overhead, idle) = self.draw_machine();
                 let job = Job {
                     repeat: self.draw_repeat(),
                     ..Job::new(*arrival, Kind::Update)
                 };
-                self.arrive(job, cpu, overhead);
+                self.arrive(job, cpu, overhead, idle);
             }
         }
     }
 
-    /// The CPU and the time outside the database of one more open update: the idle
-    /// connection's (`[client] idle_overhead`) when it finds a free connection (or there is
-    /// no pool), the back-to-back one when it must wait for a connection to be handed on.
-    fn draw_machine(&mut self) -> (SimTime, SimTime) {
+    /// The CPU and the time outside the database of one more open update, and whether it is
+    /// sent on an idle connection: one that finds a free connection (or there is no pool)
+    /// takes the idle connection's time (`[client] idle_overhead`), one that must wait for a
+    /// connection to be handed on the back-to-back one.
+    fn draw_machine(&mut self) -> (SimTime, SimTime, bool) {
         let cpu = draw(
             self.machine.cpu.as_ref().map(|c| &c.demand),
             &mut self.cpu_draws,
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut self.overhead_draws);
-        let Some(idle) = self.machine.idle_overhead.as_ref() else {
-            return (cpu, overhead);
+        let idle = self.pool.as_ref().is_none_or(Servers::has_free);
+        let Some(idle_dist) = self.machine.idle_overhead.as_ref() else {
+            return (cpu, overhead, idle);
         };
         // Both are drawn, so that every shard count keeps its streams in step.
-        let idle = idle.sample(&mut self.idle_overhead_draws);
-        let connection_free = self.pool.as_ref().is_none_or(Servers::has_free);
-        (cpu, if connection_free { idle } else { overhead })
+        let idle_overhead = idle_dist.sample(&mut self.idle_overhead_draws);
+        (cpu, if idle { idle_overhead } else { overhead }, idle)
+    }
+
+    /// A request sent on an idle connection wakes its server process (and its client, on
+    /// the same machine): CPU on the shared cores (`[machine] idle_wake_cpu_ms`).
+    fn wake_idle(&mut self, arrival: Arrival) {
+        if self.cores.is_none() || self.machine.idle_wake_cpu == 0 {
+            return;
+        }
+        let id = self.allocate(Job {
+            cpu: self.machine.idle_wake_cpu,
+            ..Job::new(arrival, Kind::Wake)
+        });
+        self.work(id);
     }
 
     /// Runs a closed loop of clients to the horizon (each client drawing from its own streams
@@ -477,9 +491,10 @@ impl<O: Observer> Pipeline<O> {
 
     /// An update arrives at the database (an open arrival after the events due by then; a
     /// client's send at its event; a retry or a flush at its time): it waits for a
-    /// connection (with a pool), then for its row. Returns its id, or `None` when the shard
-    /// count is saturated and it is never served.
-    fn arrive(&mut self, mut job: Job, cpu: SimTime, overhead: SimTime) -> Option<u32> {
+    /// connection (with a pool), then for its row; sent on an idle connection (`idle`), it
+    /// first wakes the server. Returns its id, or `None` when the shard count is saturated
+    /// and it is never served.
+    fn arrive(&mut self, mut job: Job, cpu: SimTime, overhead: SimTime, idle: bool) -> Option<u32> {
         let at = job.arrival.at;
         assert!(
             at >= self.now && at < self.config.horizon,
@@ -502,6 +517,9 @@ impl<O: Observer> Pipeline<O> {
         job.window = self.series.record_late_arrival();
         job.cpu = cpu;
         job.overhead = overhead;
+        if idle {
+            self.wake_idle(job.arrival);
+        }
         let id = self.allocate(job);
         self.apply_growth(job.arrival.key);
         self.connect_then(id);
@@ -871,10 +889,11 @@ impl<O: Observer> Pipeline<O> {
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
         // After a think time the client's connection sat idle.
+        let idle = streams.thought;
         let overhead = match self.machine.idle_overhead.as_ref() {
-            Some(idle) => {
-                let idle = idle.sample(&mut streams.idle_overhead);
-                if streams.thought { idle } else { overhead }
+            Some(dist) => {
+                let idle_overhead = dist.sample(&mut streams.idle_overhead);
+                if idle { idle_overhead } else { overhead }
             }
             None => overhead,
         };
@@ -883,7 +902,7 @@ impl<O: Observer> Pipeline<O> {
             repeat: self.draw_repeat(),
             ..Job::new(arrival, Kind::Update)
         };
-        self.arrive(job, cpu, overhead);
+        self.arrive(job, cpu, overhead, idle);
     }
 
     /// How much of `[start, end)` falls in the measured period.
