@@ -17,9 +17,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::model::NoEvents;
 use crate::model::machine::GrantOrder;
+use crate::model::{NoEvents, ShardRun};
 use crate::scenario::{Overrides, Scenario};
+use crate::stats::WaitSummary;
 use crate::sweep;
 
 /// Commits each run's simulation aims for per evaluation: enough for its p99 (200 above it)
@@ -190,25 +191,14 @@ impl Machine {
             stream.connections,
             self.sections()
         );
-        let scenario = Scenario::parse(Path::new("fit.toml"), &text, &Overrides::default())
-            .expect("fitted parameters make a valid scenario");
-        let (run, _) = sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)
-            .expect("an open stream runs")
-            .remove(0);
-        let machine = run.machine.as_ref().expect("the machine sections are on");
-        let responses = machine
-            .responses
+        let run = run_fit_scenario(&text);
+        let responses = run
+            .machine
             .as_ref()
+            .and_then(|machine| machine.responses.as_ref())
             .map(|r| r.summary())
             .unwrap_or_default();
-        Observation {
-            rows: stream.rows,
-            clients: stream.connections,
-            tps: run.completed as f64 / seconds,
-            p50_ms: responses.p50_ns as f64 / 1e6,
-            p99_ms: responses.p99_ns as f64 / 1e6,
-            fsyncs_per_commit: machine.fsyncs_per_commit(self.flush_ms.is_some()),
-        }
+        self.observed(&run, stream.rows, stream.connections, seconds, &responses)
     }
 
     /// Simulates a closed loop of `clients` on `rows` rows of this machine.
@@ -218,18 +208,26 @@ impl Machine {
              [arrivals]\nclients = {clients}\nthink_ms = 0\n\n{}",
             self.sections()
         );
-        let scenario = Scenario::parse(Path::new("fit.toml"), &text, &Overrides::default())
-            .expect("fitted parameters make a valid scenario");
-        let (run, _) = sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)
-            .expect("a closed loop runs")
-            .remove(0);
-        let machine = run.machine.as_ref().expect("the machine sections are on");
+        let run = run_fit_scenario(&text);
         let responses = run
             .closed
             .as_ref()
             .expect("a closed loop")
             .responses
             .summary();
+        self.observed(&run, rows, clients, seconds, &responses)
+    }
+
+    /// What a simulated run of this machine shows, as a measurement would.
+    fn observed(
+        &self,
+        run: &ShardRun,
+        rows: u32,
+        clients: u32,
+        seconds: f64,
+        responses: &WaitSummary,
+    ) -> Observation {
+        let machine = run.machine.as_ref().expect("the machine sections are on");
         Observation {
             rows,
             clients,
@@ -276,6 +274,16 @@ impl Machine {
             idle: self.idle,
         }
     }
+}
+
+/// Runs the one shard count of a scenario the fit wrote.
+fn run_fit_scenario(text: &str) -> ShardRun {
+    let scenario = Scenario::parse(Path::new("fit.toml"), text, &Overrides::default())
+        .expect("fitted parameters make a valid scenario");
+    sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)
+        .expect("a fitted machine runs")
+        .remove(0)
+        .0
 }
 
 /// How far `simulated` is from `measured`: squared log errors of throughput and median
