@@ -32,6 +32,8 @@ const HEAVY_SHARE: f64 = 0.5;
 /// machine (the same 5 s stream repeated here gave p99s 1.2 to 4.8 ms around a steady 0.5 ms
 /// median), so it is measured longer.
 const OPEN_RUNS_LONG: f64 = 3.0;
+/// Open streams a calibration measures (a light and a heavy one).
+const OPEN_STREAMS: usize = 2;
 
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
@@ -97,7 +99,7 @@ impl Design {
     /// The open streams measured after the closed loops, over the most rows: a light one at
     /// [`LIGHT_SHARE`] of the best throughput `closed` measured on one row, a heavy one at
     /// [`HEAVY_SHARE`] of the best of all.
-    pub fn open_loads(&self, loads: &[Load], closed: &[Measured]) -> [Load; 2] {
+    pub fn open_loads(&self, loads: &[Load], closed: &[Measured]) -> [Load; OPEN_STREAMS] {
         let best = |rows: Option<u32>| {
             loads
                 .iter()
@@ -121,14 +123,14 @@ impl Design {
 
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
-        let runs = self.loads().len() + 2;
-        let seconds = (runs - 2) as f64 * (self.duration_s + WARMUP_S)
-            + 2.0 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
+        let runs = self.loads().len() + OPEN_STREAMS;
+        let seconds = (runs - OPEN_STREAMS) as f64 * (self.duration_s + WARMUP_S)
+            + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
         format!(
-            "{} runs of {} s (+{} s warm-up): 1 and {} rows at {} clients, then the middle row counts at {}, then open streams at {:.0}% of one row's best and {:.0}% of the best of all, over {} rows for {} s each; about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients, then the middle row counts at {}, then open streams at {:.0}% of one row's best and {:.0}% of the best of all, over {} rows for {} s each; about {:.0} s of load, then the fit",
             runs,
-            self.duration_s,
             WARMUP_S,
+            self.duration_s,
             self.max_rows,
             self.clients
                 .iter()
@@ -161,7 +163,7 @@ pub fn calibrate(
         progress(&format!(
             "measuring run {}/{}: {} row{}, {} client{}",
             index + 1,
-            loads.len(),
+            loads.len() + OPEN_STREAMS,
             load.rows,
             if load.rows == 1 { "" } else { "s" },
             load.clients,
