@@ -127,7 +127,7 @@ impl Design {
         let seconds = (runs - OPEN_STREAMS) as f64 * (self.duration_s + WARMUP_S)
             + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
         format!(
-            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients, then the middle row counts at {}, then open streams at {:.0}% of one row's best and {:.0}% of the best of all, over {} rows for {} s each; about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}, then open streams at {:.0}% of one row's best and {:.0}% of the best of all, over {} rows for {} s each; about {:.0} s of load, then the fit",
             runs,
             WARMUP_S,
             self.duration_s,
@@ -137,7 +137,14 @@ impl Design {
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
-            self.clients.iter().max().unwrap_or(&1),
+            if self.max_rows > 4 {
+                format!(
+                    ", then the row counts between at {}",
+                    self.clients.iter().max().unwrap_or(&1)
+                )
+            } else {
+                String::new()
+            },
             100.0 * LIGHT_SHARE,
             100.0 * HEAVY_SHARE,
             self.max_rows,
@@ -313,5 +320,28 @@ impl Calibration {
             .expect("writing to memory");
         }
         out.into_inner().expect("writing to memory")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
+        let design = |max_rows| Design {
+            clients: vec![1, 32],
+            max_rows,
+            duration_s: 5.0,
+            cores: 2,
+        };
+        assert!(
+            design(64)
+                .describe()
+                .contains("then the row counts between at 32")
+        );
+        assert_eq!(design(64).loads().len(), 4 + 2);
+        assert!(!design(4).describe().contains("row counts between"));
+        assert_eq!(design(4).loads().len(), 4);
     }
 }
