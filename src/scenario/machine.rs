@@ -8,54 +8,29 @@ use super::validate::{
 };
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
-use crate::model::time::ms_f64_to_ns;
+use crate::model::time::{SimTime, ms_f64_to_ns};
 
 /// Most cores a machine may have.
 pub const MAX_CORES: u32 = 4096;
 
 /// The machine sections of `file`, resolved.
 pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, FieldError> {
-    let per_waiter = match file.hold.as_ref().and_then(|hold| hold.per_waiter_ms) {
-        Some(ms) => ms_f64_to_ns(
-            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("hold.per_waiter_ms".to_owned(), m))?,
-        ),
-        None => 0,
-    };
+    let per_waiter = optional_ms(
+        file.hold.as_ref().and_then(|hold| hold.per_waiter_ms),
+        "hold.per_waiter_ms",
+    )?;
     let grant_order = file
         .hold
         .as_ref()
         .and_then(|hold| hold.grant_order)
         .unwrap_or_default();
-    let wake = match file.machine.as_ref().and_then(|machine| machine.wake_ms) {
-        Some(ms) => ms_f64_to_ns(
-            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("machine.wake_ms".to_owned(), m))?,
-        ),
-        None => 0,
-    };
-    let wake_cpu = match file
-        .machine
-        .as_ref()
-        .and_then(|machine| machine.wake_cpu_ms)
-    {
-        Some(ms) => ms_f64_to_ns(
-            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("machine.wake_cpu_ms".to_owned(), m))?,
-        ),
-        None => 0,
-    };
-    let idle_wake_cpu = match file
-        .machine
-        .as_ref()
-        .and_then(|machine| machine.idle_wake_cpu_ms)
-    {
-        Some(ms) => ms_f64_to_ns(
-            number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| ("machine.idle_wake_cpu_ms".to_owned(), m))?,
-        ),
-        None => 0,
-    };
+    let machine = file.machine.as_ref();
+    let wake = optional_ms(machine.and_then(|m| m.wake_ms), "machine.wake_ms")?;
+    let wake_cpu = optional_ms(machine.and_then(|m| m.wake_cpu_ms), "machine.wake_cpu_ms")?;
+    let idle_wake_cpu = optional_ms(
+        machine.and_then(|m| m.idle_wake_cpu_ms),
+        "machine.idle_wake_cpu_ms",
+    )?;
     let cpu = file
         .machine
         .as_ref()
@@ -127,6 +102,15 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         wal,
         overhead,
         idle_overhead,
+    })
+}
+
+/// An optional time in ms (≥ 0, default 0) as nanoseconds; an error names `field`.
+fn optional_ms(ms: Option<f64>, field: &str) -> Result<SimTime, FieldError> {
+    ms.map_or(Ok(0), |ms| {
+        number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
+            .map(ms_f64_to_ns)
+            .map_err(|m| (field.to_owned(), m))
     })
 }
 
