@@ -339,12 +339,8 @@ impl<O: Observer> Pipeline<O> {
         );
         let overhead = draw(self.machine.overhead.as_ref(), &mut self.overhead_draws);
         let idle = self.pool.as_ref().is_none_or(Servers::has_free);
-        let Some(idle_dist) = self.machine.idle_overhead.as_ref() else {
-            return (cpu, overhead, idle);
-        };
-        // Both are drawn, so that every shard count keeps its streams in step.
-        let idle_overhead = idle_dist.sample(&mut self.idle_overhead_draws);
-        (cpu, if idle { idle_overhead } else { overhead }, idle)
+        let overhead = overhead_for(&self.machine, overhead, &mut self.idle_overhead_draws, idle);
+        (cpu, overhead, idle)
     }
 
     /// A request sent on an idle connection wakes its server process (and its client, on
@@ -890,13 +886,7 @@ impl<O: Observer> Pipeline<O> {
         let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
         // After a think time the client's connection sat idle.
         let idle = streams.thought;
-        let overhead = match self.machine.idle_overhead.as_ref() {
-            Some(dist) => {
-                let idle_overhead = dist.sample(&mut streams.idle_overhead);
-                if idle { idle_overhead } else { overhead }
-            }
-            None => overhead,
-        };
+        let overhead = overhead_for(&self.machine, overhead, &mut streams.idle_overhead, idle);
         let job = Job {
             client,
             repeat: self.draw_repeat(),
@@ -962,6 +952,25 @@ impl<O: Observer> Pipeline<O> {
 #[inline]
 fn draw(dist: Option<&HoldDist>, rng: &mut SimRng) -> SimTime {
     dist.map_or(0, |dist| dist.sample(rng))
+}
+
+/// The time outside the database of a request sent on an idle connection (`idle`): one drawn
+/// from `[client] idle_overhead`, or `back_to_back` (drawn from `overhead`) when it was not or
+/// the field is unset. The idle time is drawn either way, so every shard count keeps its
+/// streams in step.
+fn overhead_for(
+    machine: &MachineModel,
+    back_to_back: SimTime,
+    idle_draws: &mut SimRng,
+    idle: bool,
+) -> SimTime {
+    match machine.idle_overhead.as_ref() {
+        Some(dist) => {
+            let from_idle = dist.sample(idle_draws);
+            if idle { from_idle } else { back_to_back }
+        }
+        None => back_to_back,
+    }
 }
 
 #[cfg(test)]
