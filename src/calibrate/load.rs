@@ -58,27 +58,35 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
     let barrier = Barrier::new(clients.len());
     let started = Mutex::new(None::<Instant>);
     let sends = Sends::new(load, seed);
-    let tallies: Vec<Result<ClientTally, DbFailure>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = clients
-            .into_iter()
-            .enumerate()
-            .map(|(index, client)| {
-                let (barrier, started, sends) = (&barrier, &started, &sends);
-                scope.spawn(move || {
-                    let begin = {
-                        barrier.wait();
-                        let mut started = started.lock().expect("not poisoned");
-                        *started.get_or_insert_with(Instant::now)
-                    };
-                    drive(target, client, load, seed ^ index as u64, begin, sends)
+    // Each connection comes back with its tally and is closed only when every client is
+    // done: a server process that exits costs CPU, and the last updates of the run would
+    // pay for it.
+    let finished: Vec<(Result<ClientTally, DbFailure>, postgres::Client)> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = clients
+                .into_iter()
+                .enumerate()
+                .map(|(index, mut client)| {
+                    let (barrier, started, sends) = (&barrier, &started, &sends);
+                    scope.spawn(move || {
+                        let begin = {
+                            barrier.wait();
+                            let mut started = started.lock().expect("not poisoned");
+                            *started.get_or_insert_with(Instant::now)
+                        };
+                        let tally =
+                            drive(target, &mut client, load, seed ^ index as u64, begin, sends);
+                        (tally, client)
+                    })
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a load client does not panic"))
-            .collect()
-    });
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().expect("a load client does not panic"))
+                .collect()
+        });
+    let (tallies, connections): (Vec<_>, Vec<_>) = finished.into_iter().unzip();
+    drop(connections);
     let mut measured = 0;
     let mut total = 0;
     let mut responses = WaitStats::new();
@@ -140,7 +148,7 @@ fn gap(rng: &mut SmallRng, rate: f64) -> Duration {
 /// One connection's loop until the run's end.
 fn drive(
     target: &Target,
-    mut client: postgres::Client,
+    client: &mut postgres::Client,
     load: &Load,
     seed: u64,
     begin: Instant,
