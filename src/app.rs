@@ -809,16 +809,22 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         }
     };
     say(&format!(
-        "validating {} against {}: {} points of {} s (+1 s warm-up)",
+        "validating {} against {}: {} points of {} s (+1 s warm-up), {} times each",
         args.calibration.display(),
         target.shown(),
         validate::POINTS,
-        args.duration_s
+        args.duration_s,
+        args.repeats
     ));
-    let bar = crate::progress::StepBar::new(validate::POINTS as u64, args.quiet);
-    let validation = validate::validate(&target, &args.calibration, args.duration_s, &|s| {
-        bar.step(s)
-    });
+    let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
+    let bar = crate::progress::StepBar::new(steps, args.quiet);
+    let validation = validate::validate(
+        &target,
+        &args.calibration,
+        args.duration_s,
+        args.repeats,
+        &|s| bar.step(s),
+    );
     bar.finish();
     let validation = validation?;
     let tolerance = validate::Tolerance {

@@ -77,6 +77,12 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = values::calibration_seconds)]
     pub duration_s: f64,
 
+    /// Measurements of every point (1 to 10), taken round by round; each point is judged by
+    /// the median of its repeats and shows their range (a p99 made by rare stalls does not
+    /// repeat).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = values::validation_repeats)]
+    pub repeats: u32,
+
     /// Largest relative throughput error a point may have.
     #[arg(long, value_name = "R", default_value_t = 0.15, value_parser = values::positive)]
     pub tps_rel: f64,

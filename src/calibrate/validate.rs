@@ -44,12 +44,15 @@ pub struct Tolerance {
 pub struct Point {
     /// The load.
     pub load: Load,
-    /// Measured throughput, updates a second.
+    /// Measured throughput, updates a second: the median of the repeats.
     pub measured_tps: f64,
-    /// Measured response times.
+    /// Measured response times: each figure the median of the repeats'.
     pub measured: WaitSummary,
-    /// Whether the database kept up (open streams; closed loops always do).
+    /// Whether the database kept up at the median throughput (open streams; closed loops
+    /// always do).
     pub measured_stable: bool,
+    /// Every measurement of the point, in the order taken.
+    pub repeats: Vec<Repeat>,
     /// Predicted throughput.
     pub predicted_tps: f64,
     /// Predicted response times.
@@ -112,6 +115,44 @@ impl Point {
     }
 }
 
+/// One measurement of a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repeat {
+    /// Updates committed a second.
+    pub tps: f64,
+    /// Response times.
+    pub responses: WaitSummary,
+    /// Whether the database kept up.
+    pub stable: bool,
+}
+
+impl Point {
+    /// The lowest and highest measured throughput over the repeats.
+    pub fn tps_range(&self) -> (f64, f64) {
+        range(self.repeats.iter().map(|r| r.tps))
+    }
+
+    /// The lowest and highest measured p99 response over the repeats, ns.
+    pub fn p99_range(&self) -> (u64, u64) {
+        let (low, high) = range(self.repeats.iter().map(|r| r.responses.p99_ns as f64));
+        (low as u64, high as u64)
+    }
+
+    /// How many repeats fell behind.
+    pub fn collapsed_repeats(&self) -> usize {
+        self.repeats.iter().filter(|r| !r.stable).count()
+    }
+}
+
+/// The lowest and highest of `values` (0, 0 for none).
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values
+        .fold(None, |acc: Option<(f64, f64)>, v| {
+            Some(acc.map_or((v, v), |(low, high)| (low.min(v), high.max(v))))
+        })
+        .unwrap_or((0.0, 0.0))
+}
+
 /// `stable` or `collapsed`.
 pub fn verdict(stable: bool) -> &'static str {
     if stable { "stable" } else { "collapsed" }
@@ -130,23 +171,36 @@ pub struct Validation {
     pub points: Vec<Point>,
 }
 
-/// Measures and predicts every point.
+/// Measures every point `repeats` times — round by round, so a machine that drifts moves
+/// every point alike — and predicts each once.
 pub fn validate(
     target: &Target,
     calibration: &Path,
     duration_s: f64,
+    repeats: u32,
     progress: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<Validation> {
     let synchronous_commit = load::synchronous_commit(target)?;
     let one_row_peak = one_row_peak(calibration)?;
     let loads = loads(one_row_peak, duration_s);
     let schema = OwnSchema::create(target, 64)?;
+    let mut measured: Vec<Vec<Repeat>> = vec![Vec::new(); loads.len()];
+    for round in 0..repeats {
+        for (index, load) in loads.iter().enumerate() {
+            progress(&format!(
+                "measuring point {}/{} (round {}/{repeats})",
+                index + 1,
+                loads.len(),
+                round + 1
+            ));
+            let seed = 101 + index as u64 + 1_000 * u64::from(round);
+            measured[index].push(repeat(load, &load::run(target, load, seed)?));
+        }
+    }
     let mut points = Vec::with_capacity(loads.len());
-    for (index, load) in loads.iter().enumerate() {
-        progress(&format!("measuring point {}/{}", index + 1, loads.len()));
-        let measured = load::run(target, load, 101 + index as u64)?;
-        let predicted = predict(calibration, load)?;
-        points.push(point(*load, &measured, predicted));
+    for (load, repeats) in loads.iter().zip(measured) {
+        progress("simulating");
+        points.push(point(*load, repeats, predict(calibration, load)?));
     }
     schema
         .drop_now()
@@ -226,18 +280,58 @@ fn predict(calibration: &Path, load: &Load) -> Result<(f64, WaitSummary, bool), 
     Ok((tps, responses, stable))
 }
 
-fn point(load: Load, measured: &Measured, predicted: (f64, WaitSummary, bool)) -> Point {
-    let measured_stable = load
-        .rate_per_s
-        .is_none_or(|rate| measured.tps >= KEEPS_UP * rate);
+/// One measurement of `load`.
+fn repeat(load: &Load, measured: &Measured) -> Repeat {
+    Repeat {
+        tps: measured.tps,
+        responses: measured.responses.summary(),
+        stable: load
+            .rate_per_s
+            .is_none_or(|rate| measured.tps >= KEEPS_UP * rate),
+    }
+}
+
+/// A point from its repeats (at least one) and its prediction.
+fn point(load: Load, repeats: Vec<Repeat>, predicted: (f64, WaitSummary, bool)) -> Point {
+    let measured_tps = median(repeats.iter().map(|r| r.tps));
+    let figure = |of: fn(&WaitSummary) -> u64| {
+        median(repeats.iter().map(|r| of(&r.responses) as f64)).round() as u64
+    };
+    let measured = WaitSummary {
+        count: repeats.iter().map(|r| r.responses.count).sum(),
+        mean_ns: figure(|s| s.mean_ns),
+        p50_ns: figure(|s| s.p50_ns),
+        p90_ns: figure(|s| s.p90_ns),
+        p99_ns: figure(|s| s.p99_ns),
+        p999_ns: figure(|s| s.p999_ns),
+        max_ns: repeats
+            .iter()
+            .map(|r| r.responses.max_ns)
+            .max()
+            .unwrap_or(0),
+    };
     Point {
         load,
-        measured_tps: measured.tps,
-        measured: measured.responses.summary(),
-        measured_stable,
+        measured_tps,
+        measured,
+        measured_stable: load
+            .rate_per_s
+            .is_none_or(|rate| measured_tps >= KEEPS_UP * rate),
+        repeats,
         predicted_tps: predicted.0,
         predicted: predicted.1,
         predicted_stable: predicted.2,
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count; 0 for none).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut sorted: Vec<f64> = values.collect();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 
@@ -261,6 +355,12 @@ impl Validation {
             "measured",
             "predicted",
             "within_tolerance",
+            "repeats",
+            "measured_tps_min",
+            "measured_tps_max",
+            "measured_p99_min_ms",
+            "measured_p99_max_ms",
+            "collapsed_repeats",
         ])
         .expect("writing to memory");
         let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
@@ -286,6 +386,12 @@ impl Validation {
                 verdict(point.measured_stable).into(),
                 verdict(point.predicted_stable).into(),
                 point.miss(tolerance).is_none().to_string(),
+                point.repeats.len().to_string(),
+                format!("{:.1}", point.tps_range().0),
+                format!("{:.1}", point.tps_range().1),
+                ms(point.p99_range().0),
+                ms(point.p99_range().1),
+                point.collapsed_repeats().to_string(),
             ])
             .expect("writing to memory");
         }
@@ -301,5 +407,72 @@ impl Validation {
                     .map(|why| format!("{}: {why}", p.name(self.one_row_peak)))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repeat(tps: f64, p99_ms: u64, stable: bool) -> Repeat {
+        Repeat {
+            tps,
+            responses: WaitSummary {
+                count: 100,
+                p50_ns: p99_ms * 100_000,
+                p99_ns: p99_ms * 1_000_000,
+                max_ns: p99_ms * 2_000_000,
+                ..WaitSummary::default()
+            },
+            stable,
+        }
+    }
+
+    fn open_load() -> Load {
+        Load {
+            rows: 4,
+            clients: OPEN_CONNECTIONS,
+            rate_per_s: Some(1_000.0),
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn a_point_is_judged_by_the_median_of_its_repeats_and_shows_their_range() {
+        // One repeat stalled (p99 9 ms) and one fell behind (850/s of 1,000/s offered).
+        let repeats = vec![
+            repeat(1_000.0, 2, true),
+            repeat(850.0, 9, false),
+            repeat(990.0, 3, true),
+        ];
+        let point = point(
+            open_load(),
+            repeats,
+            (1_000.0, WaitSummary::default(), true),
+        );
+        assert_eq!(point.measured_tps, 990.0);
+        assert_eq!(point.measured.p99_ns, 3_000_000);
+        assert_eq!(point.measured.p50_ns, 300_000);
+        assert_eq!(point.measured.max_ns, 18_000_000);
+        assert_eq!(point.measured.count, 300);
+        assert!(point.measured_stable, "the median repeat kept up");
+        assert_eq!(point.collapsed_repeats(), 1);
+        assert_eq!(point.tps_range(), (850.0, 1_000.0));
+        assert_eq!(point.p99_range(), (2_000_000, 9_000_000));
+    }
+
+    #[test]
+    fn an_even_number_of_repeats_takes_the_middle_two() {
+        let repeats = vec![repeat(700.0, 2, false), repeat(1_000.0, 4, true)];
+        let point = point(
+            open_load(),
+            repeats,
+            (1_000.0, WaitSummary::default(), true),
+        );
+        assert_eq!(point.measured_tps, 850.0);
+        assert_eq!(point.measured.p99_ns, 3_000_000);
+        assert!(!point.measured_stable, "850/s is below 90% of 1,000/s");
+        assert_eq!(median(std::iter::empty()), 0.0);
     }
 }

@@ -183,6 +183,11 @@ pub fn client_counts(text: &str) -> Result<u32, String> {
     whole_number(text, 1, 256, "each client count ")
 }
 
+/// `--repeats` of validate: 1 to 10.
+pub fn validation_repeats(text: &str) -> Result<u32, String> {
+    whole_number(text, 1, 10, "")
+}
+
 /// `--cores`: 1 to 4096.
 pub fn cores(text: &str) -> Result<u32, String> {
     whole_number(text, 1, 4096, "")

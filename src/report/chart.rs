@@ -1758,7 +1758,11 @@ impl ValidationFigure<'_> {
             Mark::Line(PALETTE[1]),
         );
         legend.add("model = measurement", Mark::Dashed(PALETTE[7]));
-        legend.add("kept up (measured)", Mark::Dot(PALETTE[7]));
+        legend.add(
+            "kept up (measured: median of the repeats)",
+            Mark::Dot(PALETTE[7]),
+        );
+        legend.add("the repeats' range", Mark::Line(PALETTE[7]));
         legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
         legend.add("the model's verdict differs", Mark::Ring(WRONG));
         let (plot_area, legend_area) = legend.split(root);
@@ -1788,6 +1792,13 @@ impl ValidationFigure<'_> {
                 PALETTE[1]
             };
             let at = (point.measured_tps, point.predicted_tps);
+            let (low, high) = point.tps_range();
+            if high > low {
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(low, at.1), (high, at.1)],
+                    colour.stroke_width(2),
+                )))?;
+            }
             if point.measured_stable {
                 chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
             } else {

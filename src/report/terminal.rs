@@ -328,15 +328,19 @@ pub fn validation_table(
 ) -> String {
     use crate::calibrate::validate::verdict;
     let mut out = format!(
-        "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n{:<44} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
+        "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
+         measured: the median of {} repeats, p99 also their range\n\
+         {:<44} {:>10} {:>10} {:>7} {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
         validation.server,
         validation.synchronous_commit,
         validation.one_row_peak,
+        validation.points.first().map_or(0, |p| p.repeats.len()),
         "point",
         "measured/s",
         "predicted",
         "error",
         "p99",
+        "range",
         "predicted",
         "p50",
         "predicted",
@@ -346,12 +350,13 @@ pub fn validation_table(
     let d = super::units::duration;
     for point in &validation.points {
         out += &format!(
-            "{:<44} {:>10.0} {:>10.0} {:>6.1}% {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}  {}\n",
+            "{:<44} {:>10.0} {:>10.0} {:>6.1}% {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  {}\n",
             point.name(validation.one_row_peak),
             point.measured_tps,
             point.predicted_tps,
             100.0 * point.tps_error(),
             d(point.measured.p99_ns),
+            format!("{}–{}", d(point.p99_range().0), d(point.p99_range().1)),
             d(point.predicted.p99_ns),
             d(point.measured.p50_ns),
             d(point.predicted.p50_ns),

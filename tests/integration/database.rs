@@ -153,6 +153,8 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
             calibration.to_str().unwrap(),
             "--duration-s",
             "0.5",
+            "--repeats",
+            "2",
             "--out",
             out.to_str().unwrap(),
             "--quiet",
@@ -176,6 +178,16 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
         assert!(measured > 50.0, "a real database commits: {record:?}");
         assert!(predicted > 50.0, "the model commits too: {record:?}");
         let missed = &record[14] == "false";
+        assert_eq!(&record[15], "2", "every point measured twice: {record:?}");
+        let number = |i: usize| record[i].parse::<f64>().unwrap();
+        assert!(
+            number(16) <= measured && measured <= number(17),
+            "{record:?}"
+        );
+        assert!(
+            number(18) <= number(9) && number(9) <= number(19),
+            "{record:?}"
+        );
         assert!(
             !missed || message.contains(&record[0]),
             "each miss is named: {message}"
