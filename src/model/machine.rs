@@ -5,7 +5,8 @@
 //!
 //! - `[hold] per_waiter_ms`: the hold grows with the updates waiting for the same row;
 //! - `[machine] cores` + `[machine.cpu]`: CPU every update needs on one of the shared cores;
-//! - `[wal] flush_ms, group_commit`: the flush every commit waits for;
+//! - `[wal] flush_ms, group_commit, cpu_ms`: the flush every commit waits for, and the CPU
+//!   its leader needs on the shared cores before the write;
 //! - `[client] overhead_ms` / `[client.overhead]`: time outside the database (round trip,
 //!   scheduling), in the response time and a client's cycle, never in a row's hold.
 
@@ -27,8 +28,10 @@ pub struct Cpu {
 /// The WAL flush every commit waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalModel {
-    /// How long one flush takes.
+    /// How long one flush's write takes.
     pub flush: SimTime,
+    /// The CPU of the flush's leader on the shared cores before the write (0: none).
+    pub cpu: SimTime,
     /// Whether one flush covers every commit waiting when it starts.
     pub group_commit: bool,
 }
@@ -232,6 +235,7 @@ mod tests {
             }),
             wal: Some(WalModel {
                 flush: 50_000,
+                cpu: 0,
                 group_commit: true,
             }),
             ..MachineModel::default()

@@ -149,6 +149,9 @@ pub struct WalTable {
     pub flush_ms: Option<f64>,
     /// Whether one flush covers every commit waiting when it starts. Default true.
     pub group_commit: Option<bool>,
+    /// The CPU of the flush's leader on the machine's shared cores before the write, ms
+    /// (needs `[machine]`). Default 0.
+    pub cpu_ms: Option<f64>,
 }
 
 /// `[hold]`: the hold-time distribution.

@@ -68,8 +68,16 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
                 Min::Above(0.0),
                 MAX_HOLD_MS,
             )?;
+            let cpu = optional_ms(table.cpu_ms, "wal.cpu_ms")?;
+            if cpu > 0 && file.machine.is_none() {
+                return Err((
+                    "wal.cpu_ms".to_owned(),
+                    "needs [machine]: the cores the flush's leader runs on".to_owned(),
+                ));
+            }
             Ok::<_, FieldError>(WalModel {
                 flush: ms_f64_to_ns(flush_ms).max(1),
+                cpu,
                 group_commit: table.group_commit.unwrap_or(true),
             })
         })

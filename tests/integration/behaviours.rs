@@ -243,6 +243,7 @@ fn a_locking_read_holds_every_row_through_the_flush_of_the_writes_before_it() {
     let machine = Arc::new(MachineModel {
         wal: Some(shardsim::model::machine::WalModel {
             flush: ms(3),
+            cpu: 0,
             group_commit: true,
         }),
         ..MachineModel::default()

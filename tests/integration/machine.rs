@@ -269,6 +269,34 @@ fn group_commit_covers_every_commit_waiting_when_the_flush_starts() {
 }
 
 #[test]
+fn a_flushs_leader_queues_for_the_shared_cores_before_its_write() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.csv"), "t_ms,key\n0,p\n0,p\n").unwrap();
+    // Two updates at 0 on two rows, no hold, 1 ms of CPU each on one core, a flush of 1 ms of
+    // CPU and a 2 ms write. A works 0–1; its flush's CPU queues behind B's (1–2): 2–3, write
+    // 3–5, A answered at 5. B finished its work at 2 and waits; the next flush's CPU 5–6,
+    // write 6–8: B at 8. Without the flush's CPU: A's write 1–3, B's flush 3–5.
+    for (cpu_ms, mean_ns, max_ns, busy_ns) in [
+        (1, 6_500_000, 8_000_000, 4_000_000),
+        (0, 4_000_000, 5_000_000, 2_000_000),
+    ] {
+        let text = format!(
+            "shards = [2]\nduration_s = 1\n[hold]\nms = 0\n[machine]\ncores = 1\n\
+             [machine.cpu]\nms = 1\n[wal]\nflush_ms = 2\ncpu_ms = {cpu_ms}\n\
+             [arrivals]\ntrace = \"t.csv\"\n"
+        );
+        fs::write(dir.path().join("test.toml"), &text).unwrap();
+        let run = &simulate(&on_pipeline(dir.path(), &text))[0];
+        let machine = run.machine.as_ref().unwrap();
+        assert_eq!(machine.flushes, 2, "{cpu_ms}");
+        let responses = machine.responses.as_ref().unwrap().summary();
+        assert_eq!(responses.mean_ns, mean_ns, "flush CPU {cpu_ms} ms");
+        assert_eq!(responses.max_ns, max_ns, "flush CPU {cpu_ms} ms");
+        assert_eq!(machine.cpu_busy_ns, busy_ns, "flush CPU {cpu_ms} ms");
+    }
+}
+
+#[test]
 fn one_row_flushes_once_per_commit_with_or_without_group_commit() {
     // The row is held until its flush ends, so the next commit on it can never share one.
     for group_commit in [true, false] {
@@ -462,6 +490,14 @@ fn validation_names_the_machine_field_at_fault() {
         (
             "[hold]\nms = 1\n[client.idle_overhead]\ndist = \"lognormal\"\nmedian_ms = 2\np99_ms = 1\n",
             "client.idle_overhead.p99_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[wal]\nflush_ms = 1\ncpu_ms = 0.5\n",
+            "wal.cpu_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 1\n[machine.cpu]\nms = 1\n[wal]\nflush_ms = 1\ncpu_ms = -1\n",
+            "wal.cpu_ms",
         ),
     ];
     for (tables, field) in cases {

@@ -90,6 +90,9 @@ enum Kind {
     /// The CPU of waking a released row's waiters (`[machine] wake_cpu_ms`): work on the
     /// shared cores that belongs to no update.
     Wake,
+    /// The CPU of a WAL flush's leader before the write (`[wal] cpu_ms`): the flush's I/O
+    /// starts when it has had a core.
+    FlushWrite,
 }
 
 /// Where a job is.
@@ -703,10 +706,13 @@ impl<O: Observer> Pipeline<O> {
                 if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&mut self.links)) {
                     self.run_cpu(next);
                 }
-                if self.jobs[job as usize].kind == Kind::Wake {
-                    self.free(job);
-                } else {
-                    self.flush(job);
+                match self.jobs[job as usize].kind {
+                    Kind::Wake => self.free(job),
+                    Kind::FlushWrite => {
+                        self.free(job);
+                        self.write_flush(self.now);
+                    }
+                    _ => self.flush(job),
                 }
             }
             Step::FlushEnd => self.end_flush(),
@@ -754,14 +760,37 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
-    /// A flush starts after `wake` (its leader slept while the last one ran).
+    /// A flush starts after `wake` (its leader slept while the last one ran): its leader's
+    /// CPU on the shared cores first, when it has some, then the write.
     fn start_flush(&mut self, wake: SimTime) {
-        let flush = self.machine.wal.map_or(0, |wal| wal.flush);
-        let start = self.now.saturating_add(wake);
-        let end = start.saturating_add(flush);
         if self.now >= self.config.measure_from && self.now < self.config.horizon {
             self.figures.flushes += 1;
         }
+        let cpu = self.machine.wal.map_or(0, |wal| wal.cpu);
+        let start = self.now.saturating_add(wake);
+        if cpu == 0 || self.cores.is_none() {
+            self.write_flush(start);
+            return;
+        }
+        let arrival = Arrival {
+            at: self.now,
+            hold: 0,
+            random_bits: 0,
+            user: 0,
+            key: 0,
+            endpoint: 0,
+        };
+        let id = self.allocate(Job {
+            cpu,
+            ..Job::new(arrival, Kind::FlushWrite)
+        });
+        // The leader asks for a core once it is awake (a hold's end asks for one).
+        self.calendar.schedule(start, Step::HoldEnd(id));
+    }
+
+    /// The flush's write runs from `start`.
+    fn write_flush(&mut self, start: SimTime) {
+        let end = start.saturating_add(self.machine.wal.map_or(0, |wal| wal.flush));
         self.figures.wal_busy_ns += self.measured_overlap(start, end);
         self.calendar.schedule(end, Step::FlushEnd);
     }
