@@ -415,7 +415,8 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
     if !durable {
         return (best, cost);
     }
-    let queued = fit_at(observations, best.cores, durable, true);
+    // One search, from the wake-up the better basin found without it.
+    let queued = fit_from(observations, best.cores, durable, true, &[best.wake_ms]);
     if queued.1 < cost {
         queued
     } else {
@@ -432,10 +433,21 @@ pub fn fit_at(
     durable: bool,
     flush_queues: bool,
 ) -> (Machine, f64) {
+    fit_from(observations, cores, durable, flush_queues, &WAKE_GUESSES_MS)
+}
+
+/// [`fit_at`] from each of `wake_guesses_ms`.
+fn fit_from(
+    observations: &[Observation],
+    cores: u32,
+    durable: bool,
+    flush_queues: bool,
+    wake_guesses_ms: &[f64],
+) -> (Machine, f64) {
     let order = grant_order_of(observations);
-    WAKE_GUESSES_MS
-        .into_iter()
-        .map(|wake_ms| {
+    wake_guesses_ms
+        .iter()
+        .map(|&wake_ms| {
             let guess = first_guess(observations, cores, durable, order, wake_ms);
             let guess = if durable && flush_queues {
                 Machine {

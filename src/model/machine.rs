@@ -131,11 +131,13 @@ impl MachineModel {
     }
 
     /// A row's mean hold with nobody waiting, in nanoseconds: the drawn hold, the CPU and the
-    /// flush (the row is held until the commit).
+    /// flush — its leader's CPU and its write (the row is held until the commit).
     pub fn row_hold_ns(&self, hold: &HoldDist) -> f64 {
         hold.mean_ns()
             + self.cpu.as_ref().map_or(0.0, |cpu| cpu.demand.mean_ns())
-            + self.wal.map_or(0.0, |wal| wal.flush as f64)
+            + self
+                .wal
+                .map_or(0.0, |wal| wal.flush.saturating_add(wal.cpu) as f64)
     }
 
     /// A row's mean hold when its updates queue back to back, in nanoseconds: the hold with
@@ -147,16 +149,27 @@ impl MachineModel {
 
     /// The most updates a second the machine takes over all rows and keys, and which part
     /// sets it: the cores ÷ the mean CPU, or one flush at a time without group commit (`None`
-    /// when neither bounds it).
+    /// when neither bounds it). Without group commit every update also pays its flush's CPU
+    /// (`[wal] cpu_ms`); with it a flush's CPU is shared by the commits it covers, as many as
+    /// the load makes, and is left out.
     pub fn ceiling_per_s(&self) -> Option<(f64, Bottleneck)> {
+        let own_flush = self
+            .wal
+            .filter(|wal| !wal.group_commit)
+            .map_or(0.0, |wal| wal.cpu as f64);
         let cpu = self.cpu.as_ref().and_then(|cpu| {
-            let mean = cpu.demand.mean_ns();
+            let mean = cpu.demand.mean_ns() + own_flush;
             (mean > 0.0).then(|| (f64::from(cpu.cores) * 1e9 / mean, Bottleneck::Cpu))
         });
         let wal = self
             .wal
             .filter(|wal| !wal.group_commit && wal.flush > 0)
-            .map(|wal| (1e9 / wal.flush as f64, Bottleneck::Wal));
+            .map(|wal| {
+                (
+                    1e9 / wal.flush.saturating_add(wal.cpu) as f64,
+                    Bottleneck::Wal,
+                )
+            });
         match (cpu, wal) {
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
             (a, b) => a.or(b),
@@ -245,5 +258,32 @@ mod tests {
         assert_eq!(machine.saturated_row_hold_ns(&hold), 250_000.0);
         assert!(!machine.is_empty());
         assert!(MachineModel::default().is_empty());
+    }
+
+    #[test]
+    fn a_flush_with_cpu_counts_it_in_the_rows_hold_and_the_ceilings() {
+        let hold = HoldDist::Constant { hold_ns: 10_000 };
+        let machine = |group_commit| MachineModel {
+            cpu: Some(Cpu {
+                cores: 1,
+                demand: HoldDist::Constant { hold_ns: 40_000 },
+            }),
+            wal: Some(WalModel {
+                flush: 50_000,
+                cpu: 20_000,
+                group_commit,
+            }),
+            ..MachineModel::default()
+        };
+        // Hold + CPU + the flush's CPU and write: 120 µs.
+        assert_eq!(machine(true).row_hold_ns(&hold), 120_000.0);
+        // Group commit shares the flush's CPU: the cores take one update per 40 µs.
+        assert_eq!(
+            machine(true).ceiling_per_s(),
+            Some((25_000.0, Bottleneck::Cpu))
+        );
+        // Without it each update pays a whole flush, 70 µs, of which 20 µs on the core.
+        let (per_s, part) = machine(false).ceiling_per_s().unwrap();
+        assert!((per_s - 1e9 / 70_000.0).abs() < 1e-6 && part == Bottleneck::Wal);
     }
 }
