@@ -84,8 +84,8 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         assert!(out.join(file).exists(), "{file}");
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
-    // Four closed loops (1 and 4 rows at 1 and 4 clients), then the two open streams.
-    assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
+    // Four closed loops (1 and 4 rows at 1 and 4 clients), then the three open streams.
+    assert_eq!(csv.lines().count(), 1 + 7, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
     let column = |name: &str| header.iter().position(|h| h == name).unwrap();
