@@ -722,19 +722,26 @@ mod recovery {
             .collect()
     }
 
+    /// `truth` measured as calibration measures it and fitted on one core with durable
+    /// commits: the measurements, the fitted machine and its misfit.
+    fn fit_durable(truth: &Machine) -> (Vec<Observation>, Machine, f64) {
+        let observations = observe(truth);
+        let (fitted, cost) = fit_with_cores(&observations, 1, true);
+        eprintln!("truth {truth:?}\nfitted {fitted:?}");
+        eprintln!(
+            "cost {cost}, at the truth {}",
+            total_misfit(truth, &observations)
+        );
+        (observations, fitted, cost)
+    }
+
     #[test]
     fn the_fit_recovers_the_machine_that_generated_the_data() {
         // First come, first served: the simulated runs move smoothly with the parameters, so
         // every parameter is found within 5% (the spread of the time outside the database
         // within 10%: its p99 is seen only through the responses' p99).
         let truth = truth(GrantOrder::Fifo);
-        let observations = observe(&truth);
-        let (fitted, cost) = fit_with_cores(&observations, 1, true);
-        eprintln!("truth {truth:?}\nfitted {fitted:?}");
-        eprintln!(
-            "cost {cost}, at the truth {}",
-            total_misfit(&truth, &observations)
-        );
+        let (_, fitted, _) = fit_durable(&truth);
         assert_eq!(fitted.grant_order, GrantOrder::Fifo);
         let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
         assert!(close(fitted.cpu_ms, truth.cpu_ms), "{fitted:?}");
@@ -766,13 +773,7 @@ mod recovery {
             flush_cpu_ms: 0.02,
             ..truth(GrantOrder::Fifo)
         };
-        let observations = observe(&truth);
-        let (fitted, cost) = fit_with_cores(&observations, 1, true);
-        eprintln!("truth {truth:?}\nfitted {fitted:?}");
-        eprintln!(
-            "cost {cost}, at the truth {}",
-            total_misfit(&truth, &observations)
-        );
+        let (observations, fitted, cost) = fit_durable(&truth);
         assert!(fitted.flush_cpu_ms > 0.0, "{fitted:?}");
         let without = fit_at(&observations, 1, true, false);
         assert!(cost < without.1 / 5.0, "{cost} against {}", without.1);
