@@ -7,9 +7,10 @@
 //! the one-row runs; the cores are the fit's too, up to the server's: a load driver on the
 //! same machine takes part of them. With durable commits the fit also tries a flush whose
 //! leader needs a core before its write (`[wal] cpu_ms`) and keeps it when it fits better: on
-//! a busy machine that stretches every flush, and commits share fewer of them. The simulation is the pipeline itself, with fixed seeds,
-//! so the fit is deterministic; the search is Nelder–Mead over the logarithms of the
-//! parameters, restarted while it improves, for each core count and wake-up guess.
+//! a busy machine that stretches every flush, and commits share fewer of them. The
+//! simulation is the pipeline itself, with fixed seeds, so the fit is deterministic; the
+//! search is Nelder–Mead over the logarithms of the parameters, restarted while it improves,
+//! for each core count and wake-up guess.
 //!
 //! A per-waiter growth of the row's own hold (`[hold] per_waiter_ms`) is not fitted: with the
 //! wake-ups' CPU in the model it came out below 1 µs on both commit settings here and changed
@@ -34,6 +35,8 @@ const SIMULATED_S: (f64, f64) = (0.25, 1.5);
 const MAX_RESTARTS: usize = 6;
 /// Smallest value a fitted time may take, ms (the logarithms need a floor).
 const FLOOR_MS: f64 = 1e-5;
+/// A flush whose leader queues for a core, as the search starts it: its write and its CPU, ms.
+const QUEUED_FLUSH_GUESS_MS: (f64, f64) = (0.08, 0.02);
 /// The least and the most of a flush's time its leader's CPU may take.
 const MIN_CPU_SHARE: f64 = 1e-3;
 const MAX_CPU_SHARE: f64 = 0.95;
@@ -451,8 +454,8 @@ fn fit_from(
             let guess = first_guess(observations, cores, durable, order, wake_ms);
             let guess = if durable && flush_queues {
                 Machine {
-                    flush_ms: Some(0.08),
-                    flush_cpu_ms: 0.02,
+                    flush_ms: Some(QUEUED_FLUSH_GUESS_MS.0),
+                    flush_cpu_ms: QUEUED_FLUSH_GUESS_MS.1,
                     ..guess
                 }
             } else {

@@ -276,8 +276,7 @@ fn predict(calibration: &Path, load: &Load) -> Result<(f64, WaitSummary, bool), 
             .unwrap_or_default(),
         _ => WaitSummary::default(),
     };
-    let stable = load.rate_per_s.is_none_or(|rate| tps >= KEEPS_UP * rate);
-    Ok((tps, responses, stable))
+    Ok((tps, responses, keeps_up(load, tps)))
 }
 
 /// One measurement of `load`.
@@ -285,10 +284,14 @@ fn repeat(load: &Load, measured: &Measured) -> Repeat {
     Repeat {
         tps: measured.tps,
         responses: measured.responses.summary(),
-        stable: load
-            .rate_per_s
-            .is_none_or(|rate| measured.tps >= KEEPS_UP * rate),
+        stable: keeps_up(load, measured.tps),
     }
+}
+
+/// Whether `tps` keeps up with `load`: a closed loop always does, an open stream when it
+/// commits at least [`KEEPS_UP`] of its rate.
+fn keeps_up(load: &Load, tps: f64) -> bool {
+    load.rate_per_s.is_none_or(|rate| tps >= KEEPS_UP * rate)
 }
 
 /// A point from its repeats (at least one) and its prediction.
@@ -314,9 +317,7 @@ fn point(load: Load, repeats: Vec<Repeat>, predicted: (f64, WaitSummary, bool)) 
         load,
         measured_tps,
         measured,
-        measured_stable: load
-            .rate_per_s
-            .is_none_or(|rate| measured_tps >= KEEPS_UP * rate),
+        measured_stable: keeps_up(&load, measured_tps),
         repeats,
         predicted_tps: predicted.0,
         predicted: predicted.1,
