@@ -361,7 +361,7 @@ pub fn validation_table(
             d(point.measured.p50_ns),
             d(point.predicted.p50_ns),
             verdict(point.measured_stable),
-            verdict(point.predicted_stable),
+            point.predicted_verdict(),
             if point.miss(tolerance).is_none() {
                 "yes"
             } else {
