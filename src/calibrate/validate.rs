@@ -8,6 +8,10 @@
 //! cannot drain a full backlog collapses at its first stall. So the prediction of an open
 //! stream is simulated twice — from empty and from every connection busy — and a stream that
 //! only the first keeps up with is predicted `metastable`, which counts as collapsed.
+//!
+//! Four of the closed loops are loads `calibrate` measured too; with its `calibration.csv`
+//! beside the calibration, each shows how far the database itself moved since: no prediction
+//! can be closer than that.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -71,6 +75,9 @@ pub struct Point {
     /// Whether the model keeps up from an empty start but never drains a full backlog (the
     /// predicted figures are then the backlogged run's).
     pub predicted_metastable: bool,
+    /// The throughput `calibrate` measured for the same load (a closed loop it ran too), from
+    /// the `calibration.csv` beside the calibration.
+    pub calibrated_tps: Option<f64>,
 }
 
 /// What the calibration predicts for one load.
@@ -173,6 +180,12 @@ impl Point {
         }
     }
 
+    /// How far the measured throughput moved since `calibrate` measured the same load.
+    pub fn drift(&self) -> Option<f64> {
+        self.calibrated_tps
+            .map(|then| self.measured_tps / then.max(1.0) - 1.0)
+    }
+
     /// How many repeats fell behind.
     pub fn collapsed_repeats(&self) -> usize {
         self.repeats.iter().filter(|r| !r.stable).count()
@@ -232,10 +245,13 @@ pub fn validate(
             measured[index].push(repeat(load, &load::run(target, load, seed)?));
         }
     }
+    let calibrated = calibrated_runs(calibration);
     let mut points = Vec::with_capacity(loads.len());
     for (load, repeats) in loads.iter().zip(measured) {
         progress("simulating");
-        points.push(point(*load, repeats, predict(calibration, load)?));
+        let mut point = point(*load, repeats, predict(calibration, load)?);
+        point.calibrated_tps = calibrated_tps(&calibrated, load);
+        points.push(point);
     }
     schema
         .drop_now()
@@ -344,6 +360,56 @@ fn simulate(calibration: &Path, load: &Load, backlogged: bool) -> Result<Predict
     })
 }
 
+/// A closed loop `calibrate` measured: its rows, clients and throughput.
+type CalibratedRun = (u32, u32, f64);
+
+/// The closed loops in the `calibration.csv` beside `calibration` (none when there is no such
+/// file: the drift is a readout, not a requirement; rows that do not parse are skipped).
+fn calibrated_runs(calibration: &Path) -> Vec<CalibratedRun> {
+    let path = calibration.with_file_name("calibration.csv");
+    let Ok(mut reader) = csv::Reader::from_path(&path) else {
+        return Vec::new();
+    };
+    let Ok(header) = reader.headers().cloned() else {
+        return Vec::new();
+    };
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let (Some(rows), Some(clients), Some(offered), Some(tps)) = (
+        column("rows"),
+        column("clients_or_connections"),
+        column("offered_per_s"),
+        column("measured_tps"),
+    ) else {
+        return Vec::new();
+    };
+    reader
+        .records()
+        .filter_map(Result::ok)
+        .filter(|record| record.get(offered).is_some_and(str::is_empty))
+        .filter_map(|record| {
+            Some((
+                record.get(rows)?.parse().ok()?,
+                record.get(clients)?.parse().ok()?,
+                record.get(tps)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// What `calibrate` measured for `load`, if it ran the same closed loop (the mean of its
+/// runs of it).
+fn calibrated_tps(runs: &[CalibratedRun], load: &Load) -> Option<f64> {
+    if load.rate_per_s.is_some() {
+        return None;
+    }
+    let same: Vec<f64> = runs
+        .iter()
+        .filter(|&&(rows, clients, _)| rows == load.rows && clients == load.clients)
+        .map(|&(_, _, tps)| tps)
+        .collect();
+    (!same.is_empty()).then(|| same.iter().sum::<f64>() / same.len() as f64)
+}
+
 /// One measurement of `load`.
 fn repeat(load: &Load, measured: &Measured) -> Repeat {
     Repeat {
@@ -388,6 +454,7 @@ fn point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
         predicted: predicted.responses,
         predicted_stable: predicted.stable,
         predicted_metastable: predicted.metastable,
+        calibrated_tps: None,
     }
 }
 
@@ -428,6 +495,8 @@ impl Validation {
             "measured_p99_min_ms",
             "measured_p99_max_ms",
             "collapsed_repeats",
+            "calibrate_measured_tps",
+            "drift_since_calibrate",
         ])
         .expect("writing to memory");
         let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
@@ -459,10 +528,28 @@ impl Validation {
                 ms(point.p99_range().0),
                 ms(point.p99_range().1),
                 point.collapsed_repeats().to_string(),
+                point
+                    .calibrated_tps
+                    .map_or(String::new(), |tps| format!("{tps:.1}")),
+                point
+                    .drift()
+                    .map_or(String::new(), |drift| format!("{drift:.4}")),
             ])
             .expect("writing to memory");
         }
         out.into_inner().expect("writing to memory")
+    }
+
+    /// The loads `calibrate` measured too, with how far each moved since, and the largest
+    /// move (`None` without them).
+    pub fn drifts(&self) -> Option<(Vec<(&Point, f64)>, f64)> {
+        let drifts: Vec<(&Point, f64)> = self
+            .points
+            .iter()
+            .filter_map(|point| point.drift().map(|drift| (point, drift)))
+            .collect();
+        let largest = drifts.iter().map(|(_, d)| d.abs()).reduce(f64::max)?;
+        Some((drifts, largest))
     }
 
     /// The points outside `tolerance`, named, with why.
@@ -581,6 +668,48 @@ mod tests {
             }),
             None
         );
+    }
+
+    #[test]
+    fn a_closed_loop_calibrate_ran_too_shows_how_far_the_database_moved_since() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let calibration = dir.path().join("calibration.toml");
+        std::fs::write(
+            dir.path().join("calibration.csv"),
+            "rows,clients_or_connections,offered_per_s,duration_s,measured_tps,fitted_tps\n\
+             4,32,,5,1000.0,990.0\n\
+             64,64,500.0,10,499.0,500.0\n\
+             16,32,,5,not a number,1.0\n",
+        )
+        .expect("written");
+        let runs = calibrated_runs(&calibration);
+        assert_eq!(
+            runs,
+            vec![(4, 32, 1000.0)],
+            "closed loops only, bad rows skipped"
+        );
+        let closed = |rows| Load {
+            rows,
+            clients: 32,
+            rate_per_s: None,
+            ..open_load()
+        };
+        assert_eq!(calibrated_tps(&runs, &closed(4)), Some(1000.0));
+        assert_eq!(calibrated_tps(&runs, &closed(16)), None);
+        let stream = Load {
+            clients: 32,
+            ..open_load()
+        };
+        assert_eq!(
+            calibrated_tps(&runs, &stream),
+            None,
+            "open streams are not compared"
+        );
+        let mut point = point(closed(4), vec![repeat(1_200.0, 5, true)], kept_up(1_150.0));
+        point.calibrated_tps = calibrated_tps(&runs, &closed(4));
+        assert!((point.drift().expect("compared") - 0.2).abs() < 1e-12);
+        // Without a calibration.csv beside it there is nothing to compare.
+        assert!(calibrated_runs(&dir.path().join("elsewhere").join("c.toml")).is_empty());
     }
 
     #[test]

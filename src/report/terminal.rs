@@ -369,6 +369,26 @@ pub fn validation_table(
             },
         );
     }
+    if let Some((drifts, largest)) = validation.drifts() {
+        let each: Vec<String> = drifts
+            .iter()
+            .map(|(point, drift)| format!("{} rows {:+.0}%", point.load.rows, 100.0 * drift))
+            .collect();
+        out += &format!(
+            "since calibrate (the same closed loops, measured again): {}{}\n",
+            each.join(", "),
+            if largest > tolerance.tps_rel {
+                format!(
+                    "; the database itself moved by {:.0}%, more than the ±{:.0}% allowed: \
+                     calibrate again on a quiet machine and validate right after",
+                    100.0 * largest,
+                    100.0 * tolerance.tps_rel
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     out
 }
 

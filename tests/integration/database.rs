@@ -142,6 +142,12 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
          median_ms = 0.1\np99_ms = 1\n",
     )
     .unwrap();
+    // What calibrate measured for one of the closed loops: its drift is shown.
+    std::fs::write(
+        dir.path().join("calibration.csv"),
+        "rows,clients_or_connections,offered_per_s,duration_s,measured_tps\n1,32,,5,1000.0\n",
+    )
+    .unwrap();
     let out = dir.path().join("val");
     let output = shardsim(
         dir.path(),
@@ -192,6 +198,15 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
             !missed || message.contains(&record[0]),
             "each miss is named: {message}"
         );
+        if &record[0] == "closed 32 clients, 1 rows" {
+            assert_eq!(&record[21], "1000.0", "{record:?}");
+            assert!(
+                (number(22) - (measured / 1000.0 - 1.0)).abs() < 1e-3,
+                "{record:?}"
+            );
+        } else {
+            assert!(record[21].is_empty() && record[22].is_empty(), "{record:?}");
+        }
     }
     for chart in ["validation.png", "validation.svg"] {
         assert!(out.join(chart).exists(), "{chart}");
