@@ -713,6 +713,46 @@ mod tests {
     }
 
     #[test]
+    fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
+        use super::super::{Calibration, CalibrationRun, fit};
+        use crate::model::machine::GrantOrder;
+        let run = |rows, clients, rate_per_s, tps| CalibrationRun {
+            load: Load {
+                rows,
+                clients,
+                rate_per_s,
+                ..open_load()
+            },
+            measured: Measured {
+                tps,
+                responses: crate::stats::WaitStats::new(),
+                fsyncs_per_commit: None,
+            },
+            fitted: fit::Observation {
+                rows,
+                clients,
+                tps,
+                p50_ms: 1.0,
+                p99_ms: 2.0,
+                fsyncs_per_commit: None,
+            },
+        };
+        let calibration = Calibration {
+            server: "host=/tmp".into(),
+            synchronous_commit: "on".into(),
+            machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
+            runs: vec![
+                run(1, 32, None, 2_900.0),
+                run(64, 64, Some(1_800.0), 1_790.0),
+            ],
+        };
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");
+        let runs = calibrated_runs(&dir.path().join("calibration.toml"));
+        assert_eq!(runs, vec![(1, 32, 2_900.0)]);
+    }
+
+    #[test]
     fn an_even_number_of_repeats_takes_the_middle_two() {
         let repeats = vec![repeat(700.0, 2, false), repeat(1_000.0, 4, true)];
         let point = point(open_load(), repeats, kept_up(1_000.0));
