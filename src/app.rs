@@ -750,9 +750,11 @@ fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
         clients,
         max_rows: args.max_rows,
         duration_s: args.duration_s,
-        cores: args
-            .cores
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32)),
+        // A machine of more cores than a scenario may have is calibrated as the most it may.
+        cores: args.cores.unwrap_or_else(|| {
+            let most = crate::scenario::MAX_CORES;
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(most as usize) as u32)
+        }),
     };
     let say = |line: &str| {
         if !args.quiet {

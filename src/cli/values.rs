@@ -188,9 +188,9 @@ pub fn validation_repeats(text: &str) -> Result<u32, String> {
     whole_number(text, 1, 10, "")
 }
 
-/// `--cores`: 1 to 4096.
+/// `--cores`: 1 to [`MAX_CORES`](crate::scenario::MAX_CORES) (4096).
 pub fn cores(text: &str) -> Result<u32, String> {
-    whole_number(text, 1, 4096, "")
+    whole_number(text, 1, crate::scenario::MAX_CORES, "")
 }
 
 /// A whole number from `low` to `high`; `what` starts the message ("each client count ").

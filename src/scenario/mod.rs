@@ -20,6 +20,7 @@ use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
 pub use file::ScenarioFile;
+pub use machine::MAX_CORES;
 pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
 
 /// Values from the command line that replace the scenario's.
