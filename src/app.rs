@@ -818,6 +818,9 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         args.duration_s,
         args.repeats
     ));
+    if let Some(notice) = crate::calibrate::host::scheduling_notice(&target)? {
+        say(notice);
+    }
     let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
     let bar = crate::progress::StepBar::new(steps, args.quiet);
     let validation = validate::validate(

@@ -3,6 +3,7 @@
 //! fitted prediction (`calibration.csv`) and a chart of measured against fitted throughput.
 //!
 //! - [`conn`]: the connection string, password sources and timeouts;
+//! - [`host`]: whether the load shares the server's machine in another scheduling group;
 //! - [`schema`]: the one schema it creates, refuses to reuse when foreign, and always drops;
 //! - [`load`]: closed loops and open streams of `UPDATE … SET count = count + 1`;
 //! - [`fit`]: the model's parameters from the measurements, by simulation;
@@ -10,6 +11,7 @@
 
 pub mod conn;
 pub mod fit;
+pub mod host;
 pub mod load;
 pub mod schema;
 pub mod validate;
@@ -72,6 +74,9 @@ pub struct Calibration {
     pub machine: Machine,
     /// Every run.
     pub runs: Vec<CalibrationRun>,
+    /// Why the runs' times are longer than a client on another machine would see
+    /// ([`host::scheduling_notice`]), when they are.
+    pub load_notice: Option<&'static str>,
 }
 
 impl Design {
@@ -163,6 +168,10 @@ pub fn calibrate(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Calibration, DbFailure> {
     let synchronous_commit = load::synchronous_commit(target)?;
+    let load_notice = host::scheduling_notice(target)?;
+    if let Some(notice) = load_notice {
+        progress(notice);
+    }
     let durable = synchronous_commit != "off";
     let loads = design.loads();
     let schema = schema::OwnSchema::create(target, design.max_rows)?;
@@ -221,6 +230,7 @@ pub fn calibrate(
         synchronous_commit,
         machine,
         runs,
+        load_notice,
     })
 }
 
@@ -270,10 +280,12 @@ impl Calibration {
             "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
-             {}\n\n{}",
+             {}{}\n\n{}",
             self.runs.len(),
             self.server,
             self.synchronous_commit,
+            self.load_notice
+                .map_or(String::new(), |notice| comment(notice) + "\n"),
             comment(&format!("Fitted: {}.", m.describe())),
             m.sections()
         )
@@ -327,6 +339,7 @@ impl Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::machine::GrantOrder;
 
     #[test]
     fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
@@ -344,5 +357,31 @@ mod tests {
         assert_eq!(design(64).loads().len(), 4 + 2);
         assert!(!design(4).describe().contains("row counts between"));
         assert_eq!(design(4).loads().len(), 4);
+    }
+
+    #[test]
+    fn a_load_notice_is_kept_in_the_calibration_as_comment_lines() {
+        let calibration = |load_notice| Calibration {
+            server: "host=/tmp".into(),
+            synchronous_commit: "off".into(),
+            machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
+            runs: Vec::new(),
+            load_notice,
+        };
+        let plain = calibration(None).toml();
+        let noted = calibration(Some(host::AUTOGROUP_NOTICE)).toml();
+        assert!(!plain.contains("autogroup"), "{plain}");
+        assert!(
+            noted.contains("# note: the load runs on the server's machine"),
+            "{noted}"
+        );
+        assert!(noted.lines().all(|line| line.len() <= 90), "{noted}");
+        let without_comments = |text: &str| {
+            text.lines()
+                .filter(|line| !line.starts_with('#'))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(without_comments(&noted), without_comments(&plain));
     }
 }

@@ -745,6 +745,7 @@ mod tests {
                 run(1, 32, None, 2_900.0),
                 run(64, 64, Some(1_800.0), 1_790.0),
             ],
+            load_notice: None,
         };
         let dir = tempfile::tempdir().expect("a temporary folder");
         std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");
