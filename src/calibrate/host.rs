@@ -6,8 +6,7 @@
 //! the driver's. A client on another machine waits for neither, and neither does the model.
 //! Measured on this project's 2-core machine, an open stream of 20,000 updates/s over 16 rows
 //! and 64 connections without durable commits answered in 1.0 ms at the median and 6.0 ms at
-//! the p99 with autogroup, 0.31 ms and 1.9 ms without; with durable commits, four rows at 90%
-//! of one row's peak had a p99 of 3.7–13 ms with it, 2.2 ms without.
+//! the p99 with autogroup, 0.31 ms and 1.9 ms without.
 
 use std::path::{Path, PathBuf};
 
