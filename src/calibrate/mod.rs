@@ -38,6 +38,12 @@ const OPEN_RUNS_LONG: f64 = 2.0;
 /// of the same machine that both fitted them exactly predicted 1.84 ms and 0.21 ms at the
 /// median for a stream between them measured at 0.48–1.06 ms.
 const OPEN_STREAMS: usize = 3;
+/// The most the database may move by itself — the busiest closed loop measured at the end
+/// against the same loop measured before the open streams — before a calibration says it
+/// cannot be trusted closer than that: `validate`'s default throughput tolerance. On a host
+/// whose CPU time itself varies (here one evening a fixed CPU-bound job took 0.91–1.37 s
+/// from run to run) the same closed loop measured 26,112–49,203/s in five runs in a row.
+const STEADY_WITHIN: f64 = 0.15;
 
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
@@ -77,6 +83,58 @@ pub struct Calibration {
     /// Why the runs' times are longer than a client on another machine would see
     /// ([`host::scheduling_notice`]), when they are.
     pub load_notice: Option<&'static str>,
+    /// The busiest closed loop measured again after the open streams ([`Design::again`]),
+    /// fitted with the rest: how far the database moves by itself.
+    pub again: Option<CalibrationRun>,
+}
+
+/// How far the database moved by itself during a calibration: the same closed loop measured
+/// twice, minutes apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steadiness {
+    /// The loop's rows.
+    pub rows: u32,
+    /// Its clients.
+    pub clients: u32,
+    /// Its first measurement, updates a second.
+    pub first_tps: f64,
+    /// Its measurement at the end, updates a second.
+    pub again_tps: f64,
+}
+
+impl Steadiness {
+    /// The move from the first measurement to the second, as a fraction of the first.
+    pub fn moved(&self) -> f64 {
+        self.again_tps / self.first_tps.max(1.0) - 1.0
+    }
+
+    /// Whether the move is within [`STEADY_WITHIN`].
+    pub fn is_steady(&self) -> bool {
+        self.moved().abs() <= STEADY_WITHIN
+    }
+
+    /// The two measurements and the move in one sentence, with a warning when it is too far.
+    pub fn describe(&self) -> String {
+        use crate::report::units::quantity;
+        let sentence = format!(
+            "the busiest closed loop ({} rows, {} clients) measured {}/s, and {}/s again at the \
+             end: the database moved by {:+.0}% by itself",
+            self.rows,
+            self.clients,
+            quantity(self.first_tps),
+            quantity(self.again_tps),
+            100.0 * self.moved()
+        );
+        if self.is_steady() {
+            sentence
+        } else {
+            format!(
+                "{sentence}, more than ±{:.0}%: no fit can be closer to this database than that; \
+                 calibrate again on a quiet machine (no other load, a host of its own)",
+                100.0 * STEADY_WITHIN
+            )
+        }
+    }
 }
 
 impl Design {
@@ -101,6 +159,17 @@ impl Design {
             }
         }
         loads
+    }
+
+    /// The busiest closed loop — the most rows at the most clients, the machine's capacity,
+    /// which moves most when the host does — measured again after the open streams.
+    pub fn again(&self) -> Load {
+        let loads = self.loads();
+        let busiest = |load: &&Load| (load.clients, load.rows);
+        *loads
+            .iter()
+            .max_by_key(busiest)
+            .expect("a design has at least one client count")
     }
 
     /// The open streams measured after the closed loops, over the most rows: a light one at
@@ -129,11 +198,13 @@ impl Design {
 
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
-        let runs = self.loads().len() + OPEN_STREAMS;
-        let seconds = (runs - OPEN_STREAMS) as f64 * (self.duration_s + WARMUP_S)
+        let closed = self.loads().len() + 1;
+        let runs = closed + OPEN_STREAMS;
+        let seconds = closed as f64 * (self.duration_s + WARMUP_S)
             + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
+        let again = self.again();
         format!(
-            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each; about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself); about {:.0} s of load, then the fit",
             runs,
             WARMUP_S,
             self.duration_s,
@@ -155,6 +226,8 @@ impl Design {
             100.0 * HEAVY_SHARE,
             self.max_rows,
             OPEN_RUNS_LONG * self.duration_s,
+            again.rows,
+            again.clients,
             seconds
         )
     }
@@ -174,17 +247,14 @@ pub fn calibrate(
     }
     let durable = synchronous_commit != "off";
     let loads = design.loads();
+    let total = loads.len() + OPEN_STREAMS + 1;
     let schema = schema::OwnSchema::create(target, design.max_rows)?;
     let mut measured = Vec::with_capacity(loads.len());
     for (index, load) in loads.iter().enumerate() {
         progress(&format!(
-            "measuring run {}/{}: {} row{}, {} client{}",
+            "measuring run {}/{total}: {}",
             index + 1,
-            loads.len() + OPEN_STREAMS,
-            load.rows,
-            if load.rows == 1 { "" } else { "s" },
-            load.clients,
-            if load.clients == 1 { "" } else { "s" },
+            closed_loop(load)
         ));
         measured.push(load::run(target, load, 7 + index as u64)?);
     }
@@ -193,18 +263,25 @@ pub fn calibrate(
     for (index, load) in open_loads.iter().enumerate() {
         let number = loads.len() + index + 1;
         progress(&format!(
-            "measuring run {number}/{}: an open stream of {:.0}/s over {} rows and {} connections",
-            loads.len() + open_loads.len(),
+            "measuring run {number}/{total}: an open stream of {:.0}/s over {} rows and {} connections",
             load.rate_per_s.unwrap_or_default(),
             load.rows,
             load.clients
         ));
         open_measured.push(load::run(target, load, 7 + number as u64)?);
     }
+    let again = design.again();
+    progress(&format!(
+        "measuring run {total}/{total}: {} again (how far the database moves by itself)",
+        closed_loop(&again)
+    ));
+    let again_measured = load::run(target, &again, 7 + total as u64)?;
     schema.drop_now()?;
+    // The loop measured twice is fitted twice: the fit sits between its two measurements.
     let observations: Vec<Observation> = loads
         .iter()
         .zip(&measured)
+        .chain(std::iter::once((&again, &again_measured)))
         .map(|(load, m)| observation(load, m, durable))
         .collect();
     progress("fitting the model to the runs");
@@ -215,23 +292,37 @@ pub fn calibrate(
         .map(|(load, m)| (open_stream(load), observation(load, m, durable)))
         .collect();
     let machine = fit::fit_idle(&machine, &streams);
+    let run = |(load, measured): (Load, Measured)| CalibrationRun {
+        fitted: predict(&machine, &load),
+        load,
+        measured,
+    };
     let runs = loads
         .into_iter()
         .zip(measured)
         .chain(open_loads.into_iter().zip(open_measured))
-        .map(|(load, measured)| CalibrationRun {
-            fitted: predict(&machine, &load),
-            load,
-            measured,
-        })
+        .map(run)
         .collect();
+    let again = run((again, again_measured));
     Ok(Calibration {
         server: target.shown().to_owned(),
         synchronous_commit,
         machine,
         runs,
         load_notice,
+        again: Some(again),
     })
+}
+
+/// A closed loop in words: "64 rows, 32 clients".
+fn closed_loop(load: &Load) -> String {
+    format!(
+        "{} row{}, {} client{}",
+        load.rows,
+        if load.rows == 1 { "" } else { "s" },
+        load.clients,
+        if load.clients == 1 { "" } else { "s" },
+    )
 }
 
 /// The open stream of an open `load`.
@@ -273,15 +364,44 @@ fn comment(text: &str) -> String {
 }
 
 impl Calibration {
+    /// Every run in the order it was measured — the closed loops, the open streams, then the
+    /// busiest closed loop again — each with its kind: `closed`, `open` or `again`.
+    pub fn every_run(&self) -> impl Iterator<Item = (&CalibrationRun, &'static str)> {
+        let kind = |run: &CalibrationRun| match run.load.rate_per_s {
+            Some(_) => "open",
+            None => "closed",
+        };
+        self.runs
+            .iter()
+            .map(move |run| (run, kind(run)))
+            .chain(self.again.iter().map(|run| (run, "again")))
+    }
+
+    /// How far the database moved by itself between the busiest closed loop's two
+    /// measurements (when it was measured again).
+    pub fn steadiness(&self) -> Option<Steadiness> {
+        let again = self.again.as_ref()?;
+        let first = self.runs.iter().find(|run| run.load == again.load)?;
+        Some(Steadiness {
+            rows: again.load.rows,
+            clients: again.load.clients,
+            first_tps: first.measured.tps,
+            again_tps: again.measured.tps,
+        })
+    }
+
     /// `calibration.toml`: where it comes from, then the sections a scenario includes.
     pub fn toml(&self) -> String {
         let m = &self.machine;
+        let steadiness = self.steadiness().map_or(String::new(), |steadiness| {
+            comment(&format!("Steadiness: {}.", steadiness.describe())) + "\n"
+        });
         format!(
             "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
-             {}{}\n\n{}",
-            self.runs.len(),
+             {}{steadiness}{}\n\n{}",
+            self.every_run().count(),
             self.server,
             self.synchronous_commit,
             self.load_notice
@@ -308,10 +428,11 @@ impl Calibration {
             "fitted_p99_ms",
             "measured_fsyncs_per_commit",
             "fitted_fsyncs_per_commit",
+            "run",
         ];
         out.write_record(header).expect("writing to memory");
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
-        for run in &self.runs {
+        for (run, kind) in self.every_run() {
             let summary = run.measured.responses.summary();
             out.write_record([
                 run.load.rows.to_string(),
@@ -329,6 +450,7 @@ impl Calibration {
                 format!("{:.4}", run.fitted.p99_ms),
                 opt(run.measured.fsyncs_per_commit),
                 opt(run.fitted.fsyncs_per_commit),
+                kind.to_owned(),
             ])
             .expect("writing to memory");
         }
@@ -357,6 +479,98 @@ mod tests {
         assert_eq!(design(64).loads().len(), 4 + 2);
         assert!(!design(4).describe().contains("row counts between"));
         assert_eq!(design(4).loads().len(), 4);
+        // The busiest loop is measured again at the end, and the plan says so.
+        assert_eq!(
+            (design(64).again().rows, design(64).again().clients),
+            (64, 32)
+        );
+        assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
+        assert!(design(64).describe().starts_with("10 runs"));
+        assert!(
+            design(64)
+                .describe()
+                .contains("then 64 rows at 32 clients again")
+        );
+    }
+
+    fn closed_run(rows: u32, clients: u32, tps: f64) -> CalibrationRun {
+        CalibrationRun {
+            load: Load {
+                rows,
+                clients,
+                rate_per_s: None,
+                warmup: Duration::ZERO,
+                duration: Duration::from_secs(1),
+            },
+            measured: Measured {
+                tps,
+                responses: crate::stats::WaitStats::new(),
+                fsyncs_per_commit: None,
+            },
+            fitted: Observation {
+                rows,
+                clients,
+                tps,
+                p50_ms: 1.0,
+                p99_ms: 2.0,
+                fsyncs_per_commit: None,
+            },
+        }
+    }
+
+    fn measured_twice(first: f64, again: f64) -> Calibration {
+        Calibration {
+            server: "host=/tmp".into(),
+            synchronous_commit: "off".into(),
+            machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
+            runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
+            load_notice: None,
+            again: Some(closed_run(64, 32, again)),
+        }
+    }
+
+    #[test]
+    fn the_busiest_loop_measured_twice_says_how_far_the_database_moved_by_itself() {
+        let steady = measured_twice(46_826.0, 44_000.0);
+        let moved = steady.steadiness().expect("measured again");
+        assert!((moved.moved() + 0.0604).abs() < 1e-3, "{moved:?}");
+        assert!(moved.is_steady());
+        assert!(
+            !moved.describe().contains("quiet machine"),
+            "{}",
+            moved.describe()
+        );
+        // A move past ±15% is a warning, in the table and the TOML's comments.
+        let shaky = measured_twice(46_826.0, 26_112.0);
+        let moved = shaky.steadiness().expect("measured again");
+        assert!(!moved.is_steady());
+        assert!(moved.describe().contains("-44%"), "{}", moved.describe());
+        assert!(
+            moved
+                .describe()
+                .contains("calibrate again on a quiet machine")
+        );
+        let toml = shaky.toml();
+        assert!(
+            toml.contains("# Steadiness: the busiest closed loop"),
+            "{toml}"
+        );
+        assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
+        assert!(toml.contains("# shardsim calibrate: 3 runs"), "{toml}");
+        // Measured in order, the repeat last and named so in the CSV.
+        let csv = String::from_utf8(shaky.csv()).expect("UTF-8");
+        let kinds: Vec<&str> = csv
+            .lines()
+            .map(|line| line.rsplit(',').next().unwrap_or_default())
+            .collect();
+        assert_eq!(kinds, ["run", "closed", "closed", "again"]);
+        // Without a repeat there is nothing to say.
+        let once = Calibration {
+            again: None,
+            ..shaky
+        };
+        assert_eq!(once.steadiness(), None);
+        assert!(!once.toml().contains("Steadiness"));
     }
 
     #[test]
@@ -367,6 +581,7 @@ mod tests {
             machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
             runs: Vec::new(),
             load_notice,
+            again: None,
         };
         let plain = calibration(None).toml();
         let noted = calibration(Some(host::AUTOGROUP_NOTICE)).toml();

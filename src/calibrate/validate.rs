@@ -746,11 +746,22 @@ mod tests {
                 run(64, 64, Some(1_800.0), 1_790.0),
             ],
             load_notice: None,
+            again: Some(run(1, 32, None, 3_100.0)),
         };
         let dir = tempfile::tempdir().expect("a temporary folder");
         std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");
         let runs = calibrated_runs(&dir.path().join("calibration.toml"));
-        assert_eq!(runs, vec![(1, 32, 2_900.0)]);
+        assert_eq!(runs, vec![(1, 32, 2_900.0), (1, 32, 3_100.0)]);
+        // The loop measured twice drifts from the mean of its two measurements.
+        let closed = |rows| Load {
+            rows,
+            clients: 32,
+            rate_per_s: None,
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+        };
+        assert_eq!(calibrated_tps(&runs, &closed(1)), Some(3_000.0));
+        assert_eq!(calibrated_tps(&runs, &closed(4)), None);
     }
 
     #[test]

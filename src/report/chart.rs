@@ -1686,6 +1686,8 @@ impl CalibrationFigure<'_> {
         row_counts.dedup();
         let y = Axis::fit(
             runs.iter()
+                .copied()
+                .chain(&self.calibration.again)
                 .flat_map(|r| [r.measured.tps, r.fitted.tps])
                 .chain(std::iter::once(0.0)),
         );
@@ -1700,6 +1702,22 @@ impl CalibrationFigure<'_> {
             legend.add(format!("{rows} {noun}: measured"), Mark::Line(colour));
             legend.add(format!("{rows} {noun}: fitted"), Mark::Dashed(colour));
         }
+        // The busiest loop measured again at the end: a ring in its series' colour, its
+        // distance from the first measurement how far the database moved by itself.
+        let again = self.calibration.again.as_ref().map(|run| {
+            let colour = series
+                .iter()
+                .find(|&&(rows, _)| rows == run.load.rows)
+                .map_or(PALETTE[0], |&(_, colour)| colour);
+            legend.add(
+                format!(
+                    "{} rows, {} clients: measured again at the end",
+                    run.load.rows, run.load.clients
+                ),
+                Mark::Ring(colour),
+            );
+            (run, colour)
+        });
         let (plot_area, legend_area) = legend.split(root);
         let clients: Vec<u32> = runs.iter().map(|r| r.load.clients).collect();
         let caption = format!(
@@ -1721,6 +1739,13 @@ impl CalibrationFigure<'_> {
             };
             draw_marked(&mut chart, of(&|r| r.measured.tps), Mark::Line(colour))?;
             draw_marked(&mut chart, of(&|r| r.fitted.tps), Mark::Dashed(colour))?;
+        }
+        if let Some((run, colour)) = again {
+            let at = (
+                f64::from(run.load.clients).log2(),
+                y.to_plot(run.measured.tps),
+            );
+            chart.draw_series(std::iter::once(Circle::new(at, 11, colour.stroke_width(3))))?;
         }
         legend.draw(&legend_area)
     }

@@ -287,9 +287,10 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     );
     let fsyncs = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2}"));
     let mut open = Vec::new();
-    for run in &calibration.runs {
+    for (run, kind) in calibration.every_run() {
         let summary = run.measured.responses.summary();
         let clients = match run.load.rate_per_s {
+            None if kind == "again" => format!("{} again", run.load.clients),
             None => run.load.clients.to_string(),
             Some(rate) => {
                 open.push(format!("{rate:.0}/s over {} connections", run.load.clients));
@@ -315,6 +316,9 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
             "* open streams ({}): what a request on an idle connection costs\n",
             open.join("; ")
         );
+    }
+    if let Some(steadiness) = calibration.steadiness() {
+        out += &format!("steadiness: {}\n", steadiness.describe());
     }
     let m = &calibration.machine;
     out += &format!("fitted: {}\n", m.describe());

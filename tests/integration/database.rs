@@ -84,8 +84,9 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         assert!(out.join(file).exists(), "{file}");
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
-    // Four closed loops (1 and 4 rows at 1 and 4 clients), then the three open streams.
-    assert_eq!(csv.lines().count(), 1 + 7, "{csv}");
+    // Four closed loops (1 and 4 rows at 1 and 4 clients), the three open streams, then the
+    // busiest loop again.
+    assert_eq!(csv.lines().count(), 1 + 8, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
     let column = |name: &str| header.iter().position(|h| h == name).unwrap();
@@ -94,10 +95,24 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         let measured: f64 = record[column("measured_tps")].parse().unwrap();
         assert!(measured > 50.0, "a real database commits: {record:?}");
     }
-    for open in &records[4..] {
+    for open in &records[4..7] {
         assert!(!open[column("offered_per_s")].is_empty(), "{open:?}");
+        assert_eq!(&open[column("run")], "open");
     }
+    let again = &records[7];
+    assert_eq!(
+        (
+            &again[column("rows")],
+            &again[column("clients_or_connections")]
+        ),
+        ("4", "4")
+    );
+    assert_eq!(&again[column("run")], "again");
     let toml = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
+    assert!(
+        toml.contains("# Steadiness: the busiest closed loop (4 rows, 4 clients)"),
+        "{toml}"
+    );
     assert!(
         toml.contains("[client.idle_overhead]") && toml.contains("idle_wake_cpu_ms"),
         "{toml}"
