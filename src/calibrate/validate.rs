@@ -186,6 +186,17 @@ impl Point {
             .map(|then| self.measured_tps / then.max(1.0) - 1.0)
     }
 
+    /// How far the fastest of a closed loop's repeats is above its slowest, as a fraction
+    /// of the slowest (`None` for an open stream, whose throughput is its rate, or a single
+    /// repeat): how well the database repeats itself.
+    pub fn repeat_spread(&self) -> Option<f64> {
+        if self.load.rate_per_s.is_some() || self.repeats.len() < 2 {
+            return None;
+        }
+        let (low, high) = self.tps_range();
+        Some(high / low.max(1.0) - 1.0)
+    }
+
     /// How many repeats fell behind.
     pub fn collapsed_repeats(&self) -> usize {
         self.repeats.iter().filter(|r| !r.stable).count()
@@ -552,6 +563,15 @@ impl Validation {
         Some((drifts, largest))
     }
 
+    /// The closed loop whose repeats spread the most, with its spread
+    /// ([`Point::repeat_spread`]).
+    pub fn widest_spread(&self) -> Option<(&Point, f64)> {
+        self.points
+            .iter()
+            .filter_map(|point| point.repeat_spread().map(|spread| (point, spread)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
     /// The points outside `tolerance`, named, with why.
     pub fn misses(&self, tolerance: &Tolerance) -> Vec<String> {
         self.points
@@ -619,6 +639,56 @@ mod tests {
         assert_eq!(point.collapsed_repeats(), 1);
         assert_eq!(point.tps_range(), (850.0, 1_000.0));
         assert_eq!(point.p99_range(), (2_000_000, 9_000_000));
+    }
+
+    #[test]
+    fn the_widest_spread_of_the_closed_loops_repeats_says_how_well_the_database_repeats_itself() {
+        let closed = |rows| Load {
+            rows,
+            clients: CLOSED_CLIENTS,
+            rate_per_s: None,
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(5),
+        };
+        let tps = |values: &[f64]| values.iter().map(|&tps| repeat(tps, 2, true)).collect();
+        let validation = Validation {
+            server: "host=/tmp".into(),
+            synchronous_commit: "off".into(),
+            one_row_peak: 1_000.0,
+            points: vec![
+                point(
+                    closed(1),
+                    tps(&[16_137.0, 22_780.0, 21_587.0]),
+                    kept_up(20_000.0),
+                ),
+                point(
+                    closed(2),
+                    tps(&[19_647.0, 35_356.0, 31_409.0]),
+                    kept_up(30_000.0),
+                ),
+                // An open stream's throughput is its rate whatever the database does.
+                point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
+            ],
+        };
+        let (widest, spread) = validation.widest_spread().expect("closed loops repeated");
+        assert_eq!(widest.load.rows, 2);
+        assert!((spread - 0.7996).abs() < 1e-3, "{spread}");
+        assert_eq!(validation.points[2].repeat_spread(), None);
+        let once = point(closed(1), tps(&[16_137.0]), kept_up(20_000.0));
+        assert_eq!(once.repeat_spread(), None);
+        let table = crate::report::terminal::validation_table(
+            &validation,
+            &Tolerance {
+                tps_rel: 0.15,
+                p99_rel: 0.25,
+            },
+        );
+        assert!(
+            table.contains(
+                "up to 80% above its slowest (2 rows: 19,647–35,356/s), more than the ±15% allowed"
+            ),
+            "{table}"
+        );
     }
 
     /// A row that hands itself to a random waiter and pays 10 µs of CPU per waiter woken on

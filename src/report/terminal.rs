@@ -373,6 +373,27 @@ pub fn validation_table(
             },
         );
     }
+    if let Some((point, spread)) = validation.widest_spread() {
+        let (low, high) = point.tps_range();
+        out += &format!(
+            "repeats: a closed loop's fastest repeat is up to {:.0}% above its slowest ({} \
+             rows: {}–{}/s){}\n",
+            100.0 * spread,
+            point.load.rows,
+            super::units::quantity(low),
+            super::units::quantity(high),
+            if spread > tolerance.tps_rel {
+                format!(
+                    ", more than the ±{:.0}% allowed: the database did not repeat itself, \
+                     so no prediction can be judged closer than that; validate again on a \
+                     quiet machine",
+                    100.0 * tolerance.tps_rel
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some((drifts, largest)) = validation.drifts() {
         let each: Vec<String> = drifts
             .iter()
