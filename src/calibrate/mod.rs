@@ -69,6 +69,29 @@ pub struct CalibrationRun {
     pub fitted: Observation,
 }
 
+#[cfg(test)]
+impl CalibrationRun {
+    /// A run of `load` that measured `tps`, fitted exactly (p50 1 ms, p99 2 ms), for tests.
+    pub(crate) fn measured_and_fitted(load: Load, tps: f64) -> CalibrationRun {
+        CalibrationRun {
+            measured: Measured {
+                tps,
+                responses: crate::stats::WaitStats::new(),
+                fsyncs_per_commit: None,
+            },
+            fitted: Observation {
+                rows: load.rows,
+                clients: load.clients,
+                tps,
+                p50_ms: 1.0,
+                p99_ms: 2.0,
+                fsyncs_per_commit: None,
+            },
+            load,
+        }
+    }
+}
+
 /// A finished calibration.
 #[derive(Debug, Clone)]
 pub struct Calibration {
@@ -494,28 +517,16 @@ mod tests {
     }
 
     fn closed_run(rows: u32, clients: u32, tps: f64) -> CalibrationRun {
-        CalibrationRun {
-            load: Load {
+        CalibrationRun::measured_and_fitted(
+            Load {
                 rows,
                 clients,
                 rate_per_s: None,
                 warmup: Duration::ZERO,
                 duration: Duration::from_secs(1),
             },
-            measured: Measured {
-                tps,
-                responses: crate::stats::WaitStats::new(),
-                fsyncs_per_commit: None,
-            },
-            fitted: Observation {
-                rows,
-                clients,
-                tps,
-                p50_ms: 1.0,
-                p99_ms: 2.0,
-                fsyncs_per_commit: None,
-            },
-        }
+            tps,
+        )
     }
 
     fn measured_twice(first: f64, again: f64) -> Calibration {

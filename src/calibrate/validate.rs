@@ -786,26 +786,14 @@ mod tests {
     fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
         use super::super::{Calibration, CalibrationRun, fit};
         use crate::model::machine::GrantOrder;
-        let run = |rows, clients, rate_per_s, tps| CalibrationRun {
-            load: Load {
+        let run = |rows, clients, rate_per_s, tps| {
+            let load = Load {
                 rows,
                 clients,
                 rate_per_s,
                 ..open_load()
-            },
-            measured: Measured {
-                tps,
-                responses: crate::stats::WaitStats::new(),
-                fsyncs_per_commit: None,
-            },
-            fitted: fit::Observation {
-                rows,
-                clients,
-                tps,
-                p50_ms: 1.0,
-                p99_ms: 2.0,
-                fsyncs_per_commit: None,
-            },
+            };
+            CalibrationRun::measured_and_fitted(load, tps)
         };
         let calibration = Calibration {
             server: "host=/tmp".into(),
