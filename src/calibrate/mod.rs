@@ -69,25 +69,24 @@ pub struct CalibrationRun {
     pub fitted: Observation,
 }
 
-#[cfg(test)]
-impl CalibrationRun {
-    /// A run of `load` that measured `tps`, fitted exactly (p50 1 ms, p99 2 ms), for tests.
-    pub(crate) fn measured_and_fitted(load: Load, tps: f64) -> CalibrationRun {
-        CalibrationRun {
-            measured: Measured {
-                tps,
-                responses: crate::stats::WaitStats::new(),
-                fsyncs_per_commit: None,
-            },
-            fitted: Observation {
-                rows: load.rows,
-                clients: load.clients,
-                tps,
-                p50_ms: 1.0,
-                p99_ms: 2.0,
-                fsyncs_per_commit: None,
-            },
-            load,
+/// What a calibration run was, in the order they are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// A closed loop of the design.
+    Closed,
+    /// An open stream.
+    Open,
+    /// The busiest closed loop measured again at the end.
+    Again,
+}
+
+impl RunKind {
+    /// Its name in `calibration.csv`'s `run` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunKind::Closed => "closed",
+            RunKind::Open => "open",
+            RunKind::Again => "again",
         }
     }
 }
@@ -339,12 +338,11 @@ pub fn calibrate(
 
 /// A closed loop in words: "64 rows, 32 clients".
 fn closed_loop(load: &Load) -> String {
+    use crate::report::units::plural;
     format!(
-        "{} row{}, {} client{}",
-        load.rows,
-        if load.rows == 1 { "" } else { "s" },
-        load.clients,
-        if load.clients == 1 { "" } else { "s" },
+        "{}, {}",
+        plural(u64::from(load.rows), "row"),
+        plural(u64::from(load.clients), "client")
     )
 }
 
@@ -388,16 +386,16 @@ fn comment(text: &str) -> String {
 
 impl Calibration {
     /// Every run in the order it was measured — the closed loops, the open streams, then the
-    /// busiest closed loop again — each with its kind: `closed`, `open` or `again`.
-    pub fn every_run(&self) -> impl Iterator<Item = (&CalibrationRun, &'static str)> {
+    /// busiest closed loop again — each with its kind.
+    pub fn every_run(&self) -> impl Iterator<Item = (&CalibrationRun, RunKind)> {
         let kind = |run: &CalibrationRun| match run.load.rate_per_s {
-            Some(_) => "open",
-            None => "closed",
+            Some(_) => RunKind::Open,
+            None => RunKind::Closed,
         };
         self.runs
             .iter()
             .map(move |run| (run, kind(run)))
-            .chain(self.again.iter().map(|run| (run, "again")))
+            .chain(self.again.iter().map(|run| (run, RunKind::Again)))
     }
 
     /// How far the database moved by itself between the busiest closed loop's two
@@ -473,11 +471,34 @@ impl Calibration {
                 format!("{:.4}", run.fitted.p99_ms),
                 opt(run.measured.fsyncs_per_commit),
                 opt(run.fitted.fsyncs_per_commit),
-                kind.to_owned(),
+                kind.name().to_owned(),
             ])
             .expect("writing to memory");
         }
         out.into_inner().expect("writing to memory")
+    }
+}
+
+#[cfg(test)]
+impl CalibrationRun {
+    /// A run of `load` that measured `tps`, fitted exactly (p50 1 ms, p99 2 ms), for tests.
+    pub(crate) fn measured_and_fitted(load: Load, tps: f64) -> CalibrationRun {
+        CalibrationRun {
+            measured: Measured {
+                tps,
+                responses: crate::stats::WaitStats::new(),
+                fsyncs_per_commit: None,
+            },
+            fitted: Observation {
+                rows: load.rows,
+                clients: load.clients,
+                tps,
+                p50_ms: 1.0,
+                p99_ms: 2.0,
+                fsyncs_per_commit: None,
+            },
+            load,
+        }
     }
 }
 

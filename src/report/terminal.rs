@@ -290,7 +290,9 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     for (run, kind) in calibration.every_run() {
         let summary = run.measured.responses.summary();
         let clients = match run.load.rate_per_s {
-            None if kind == "again" => format!("{} again", run.load.clients),
+            None if kind == crate::calibrate::RunKind::Again => {
+                format!("{} again", run.load.clients)
+            }
             None => run.load.clients.to_string(),
             Some(rate) => {
                 open.push(format!("{rate:.0}/s over {} connections", run.load.clients));
