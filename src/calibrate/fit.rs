@@ -441,7 +441,7 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
         flush_cpu_ms: flush * QUEUED_FLUSH_SHARE,
         ..best
     };
-    let queued = Search::begin(observations, start, &|| {}).finish(&|| {});
+    let queued = Search::begin(observations, start).finish();
     if queued.1 < cost {
         queued
     } else {
@@ -464,7 +464,7 @@ fn first_passes(observations: &[Observation], cores: u32, durable: bool) -> Vec<
         .iter()
         .map(|&wake_ms| {
             let guess = first_guess(observations, cores, durable, order, wake_ms);
-            Search::begin(observations, guess, &|| {})
+            Search::begin(observations, guess)
         })
         .collect()
 }
@@ -483,7 +483,7 @@ fn lowest(searches: &[Search]) -> f64 {
 fn finish_best(searches: Vec<Search>) -> (Machine, f64) {
     searches
         .into_iter()
-        .map(|search| search.finish(&|| {}))
+        .map(Search::finish)
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .expect("at least one start")
 }
@@ -507,15 +507,6 @@ pub fn total_misfit(machine: &Machine, observations: &[Observation]) -> f64 {
     misfits.iter().sum()
 }
 
-/// The machine whose simulation best matches `observations`, from `guess` (its cores kept,
-/// and whether its flush's leader needs a core: a flush CPU above 0); `progress` hears each
-/// evaluation.
-pub fn fit(observations: &[Observation], guess: Machine, progress: &(dyn Fn() + Sync)) -> Machine {
-    Search::begin(observations, guess, progress)
-        .finish(progress)
-        .0
-}
-
 /// A Nelder–Mead search of a machine's coordinates (with the flush's split between its
 /// leader's CPU and its write, or with no CPU in the flush) under way: where it started, its
 /// best point so far and that point's misfit.
@@ -530,11 +521,7 @@ struct Search<'a> {
 impl<'a> Search<'a> {
     /// The first pass from `start` (its cores kept, and whether its flush's leader needs a
     /// core: a flush CPU above 0).
-    fn begin(
-        observations: &'a [Observation],
-        start: Machine,
-        progress: &(dyn Fn() + Sync),
-    ) -> Search<'a> {
+    fn begin(observations: &'a [Observation], start: Machine) -> Search<'a> {
         let split = start.flush_ms.is_some() && start.flush_cpu_ms > 0.0;
         let mut search = Search {
             observations,
@@ -544,12 +531,12 @@ impl<'a> Search<'a> {
             cost: f64::INFINITY,
         };
         let best = nelder_mead(
-            &|point| search.misfit(point, progress),
+            &|point| search.misfit(point),
             &start.to_point(split),
             0.7,
             MAX_EVALUATIONS,
         );
-        search.cost = search.misfit(&best, progress);
+        search.cost = search.misfit(&best);
         search.best = best;
         search
     }
@@ -557,16 +544,16 @@ impl<'a> Search<'a> {
     /// The search restarted from its best point — a new, smaller simplex escapes a collapsed
     /// one — while that still improves the fit by more than 0.1%; the machine it ends at and
     /// its misfit.
-    fn finish(mut self, progress: &(dyn Fn() + Sync)) -> (Machine, f64) {
+    fn finish(mut self) -> (Machine, f64) {
         for restart in 0..MAX_RESTARTS {
             let step = if restart % 2 == 0 { 0.7 } else { 0.2 };
             let next = nelder_mead(
-                &|point| self.misfit(point, progress),
+                &|point| self.misfit(point),
                 &self.best,
                 step,
                 MAX_EVALUATIONS,
             );
-            let next_cost = self.misfit(&next, progress);
+            let next_cost = self.misfit(&next);
             let improved = next_cost < self.cost * 0.999;
             if next_cost < self.cost {
                 (self.best, self.cost) = (next, next_cost);
@@ -579,8 +566,7 @@ impl<'a> Search<'a> {
     }
 
     /// The misfit of the machine at `point`.
-    fn misfit(&self, point: &[f64], progress: &(dyn Fn() + Sync)) -> f64 {
-        progress();
+    fn misfit(&self, point: &[f64]) -> f64 {
         total_misfit(&self.start.with_point(point, self.split), self.observations)
     }
 }
