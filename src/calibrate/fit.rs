@@ -9,8 +9,8 @@
 //! leader needs a core before its write (`[wal] cpu_ms`) and keeps it when it fits better: on
 //! a busy machine that stretches every flush, and commits share fewer of them. The
 //! simulation is the pipeline itself, with fixed seeds, so the fit is deterministic; the
-//! search is Nelder–Mead over the logarithms of the parameters, restarted while it improves,
-//! for each core count and wake-up guess.
+//! search is Nelder–Mead over the logarithms of the parameters, a first pass for each core
+//! count and wake-up guess, then restarts of the best while they improve.
 //!
 //! A per-waiter growth of the row's own hold (`[hold] per_waiter_ms`) is not fitted: with the
 //! wake-ups' CPU in the model it came out below 1 µs on both commit settings here and changed
@@ -426,12 +426,13 @@ pub fn grant_order_of(observations: &[Observation]) -> GrantOrder {
 
 /// The machine whose simulation best matches `observations`, with `cores` at most the
 /// server's, and its misfit: each core count (halving down to 1) searched once from each of
-/// [`WAKE_GUESSES_MS`], and the searches of the count whose first passes ended lowest
-/// finished ([`fit_at`]'s). With durable commits the best machine is fitted again with a
-/// flush whose leader queues for a core before its write (from that best machine,
-/// [`QUEUED_FLUSH_SHARE`] of its flush moved to the CPU), and the better of the two is kept:
-/// any CPU in the flush puts it behind the queue on the cores, a change of structure rather
-/// than of a number, which a search from one cannot reach by small steps from the other.
+/// [`WAKE_GUESSES_MS`] (a first pass), and only the searches of the count whose first passes
+/// ended lowest go on. With durable commits a flush whose leader queues for a core before its
+/// write is searched too, from that count's best first pass with [`QUEUED_FLUSH_SHARE`] of its
+/// flush moved to the CPU: any CPU in the flush puts it behind the queue on the cores, a change
+/// of structure rather than of a number, which a search from one cannot reach by small steps
+/// from the other. When its first pass ends below theirs it alone is finished; otherwise
+/// every search is, and the best kept ([`fit_at`]'s without the queued flush).
 pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -> (Machine, f64) {
     let mut core_counts: Vec<u32> =
         std::iter::successors(Some(cores), |&c| (c > 1).then_some(c / 2)).collect();
@@ -440,29 +441,37 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
     // commit settings) the count ahead after the first passes was the one ahead at the end
     // (the same machines as finishing every search), and finishing only its searches took
     // the fit from 72–101 s to 45–73 s (more with more cores).
-    let (best, cost) = core_counts
+    let searches = core_counts
         .into_iter()
         .map(|cores| first_passes(observations, cores, durable))
         .min_by(|a, b| lowest(a).total_cmp(&lowest(b)))
-        .map(finish_best)
         .expect("at least one core count");
-    // Durable commits (a flush): one search, from the better basin's machine with part of
-    // its flush moved to the leader's CPU — a search from a first guess ended 0.01–0.10
-    // higher on each of four calibrations' runs here.
-    let Some(flush) = best.flush_ms.filter(|_| durable) else {
-        return (best, cost);
+    let best_first = searches
+        .iter()
+        .min_by(|a, b| a.cost.total_cmp(&b.cost))
+        .map(Search::machine)
+        .expect("at least one start");
+    let Some(flush) = best_first.flush_ms.filter(|_| durable) else {
+        return finish_best(searches);
     };
-    let start = Machine {
-        flush_ms: Some(flush * (1.0 - QUEUED_FLUSH_SHARE)),
-        flush_cpu_ms: flush * QUEUED_FLUSH_SHARE,
-        ..best
-    };
-    let queued = Search::begin(observations, start).finish();
-    if queued.1 < cost {
-        queued
-    } else {
-        (best, cost)
+    let queued = Search::begin(
+        observations,
+        Machine {
+            flush_ms: Some(flush * (1.0 - QUEUED_FLUSH_SHARE)),
+            flush_cpu_ms: flush * QUEUED_FLUSH_SHARE,
+            ..best_first
+        },
+    );
+    // On five durable calibrations here the queued flush's first pass ended 1.9–3.7× below
+    // the plain flush's, whose finishing then gained 0.5–8% and took 5–20 s of a 42–58 s
+    // fit; the queued search from the first pass ended lower on four of the five (1.5%
+    // higher on the fifth) than from the finished plain machine.
+    if queued.cost < lowest(&searches) {
+        return queued.finish();
     }
+    let plain = finish_best(searches);
+    let queued = queued.finish();
+    if queued.1 < plain.1 { queued } else { plain }
 }
 
 /// The machine with `cores` (its flush, with durable commits, a write alone) whose
