@@ -446,10 +446,10 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
         .map(|cores| first_passes(observations, cores, durable))
         .min_by(|a, b| lowest(a).total_cmp(&lowest(b)))
         .expect("at least one core count");
-    let best_first = searches
+    let (best_first, best_first_cost) = searches
         .iter()
         .min_by(|a, b| a.cost.total_cmp(&b.cost))
-        .map(Search::machine)
+        .map(|search| (search.machine(), search.cost))
         .expect("at least one start");
     let Some(flush) = best_first.flush_ms.filter(|_| durable) else {
         return finish_best(searches);
@@ -466,7 +466,7 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
     // the plain flush's, whose finishing then gained 0.5–8% and took 5–20 s of a 42–58 s
     // fit; the queued search from the first pass ended lower on four of the five (1.5%
     // higher on the fifth) than from the finished plain machine.
-    if queued.cost < lowest(&searches) {
+    if queued.cost < best_first_cost {
         return queued.finish();
     }
     let plain = finish_best(searches);
