@@ -7,12 +7,20 @@
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use super::conn::{DbFailure, Target};
 use super::schema::COUNTERS;
 use crate::stats::WaitStats;
+
+/// The windows an open stream's measured seconds are cut into, by send time, for its steady
+/// p99: the median of theirs. A stall of the machine that hits two of them or fewer does not
+/// move it.
+pub const WINDOWS: usize = 5;
+/// The longest response a window's histogram tells apart, ns (longer ones count as this).
+const WINDOW_HIGHEST_NS: u64 = 1 << 40;
 
 /// One run of load.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +46,9 @@ pub struct Measured {
     pub responses: WaitStats,
     /// WAL syncs per commit over the whole run (`None` when `pg_stat_wal` is not readable).
     pub fsyncs_per_commit: Option<f64>,
+    /// An open stream's steady p99 response, ns: the median of the p99s of its [`WINDOWS`]
+    /// windows (`None` for a closed loop).
+    pub steady_p99_ns: Option<u64>,
 }
 
 /// One client's counts.
@@ -45,6 +56,8 @@ struct ClientTally {
     measured: u64,
     total: u64,
     responses: WaitStats,
+    /// An open stream's responses by window of send time (none for a closed loop).
+    windows: Vec<Histogram<u32>>,
 }
 
 /// Runs `load` and measures it.
@@ -90,11 +103,15 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
     let mut measured = 0;
     let mut total = 0;
     let mut responses = WaitStats::new();
+    let mut windows = new_windows(load);
     for tally in tallies {
         let tally = tally?;
         measured += tally.measured;
         total += tally.total;
         responses += &tally.responses;
+        for (window, client) in windows.iter_mut().zip(&tally.windows) {
+            window.add(client).expect("windows of the same bounds");
+        }
     }
     // The clients' backends report their WAL counts as they exit.
     std::thread::sleep(Duration::from_millis(300));
@@ -107,7 +124,37 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
         tps: measured as f64 / load.duration.as_secs_f64(),
         responses,
         fsyncs_per_commit,
+        steady_p99_ns: median_p99(&windows),
     })
+}
+
+/// An open stream's empty windows (none for a closed loop).
+fn new_windows(load: &Load) -> Vec<Histogram<u32>> {
+    let count = if load.rate_per_s.is_some() {
+        WINDOWS
+    } else {
+        0
+    };
+    (0..count)
+        .map(|_| {
+            let mut window = Histogram::new_with_bounds(1, WINDOW_HIGHEST_NS, 2)
+                .expect("valid histogram bounds");
+            window.auto(false);
+            window
+        })
+        .collect()
+}
+
+/// The median of the p99s of the `windows` that saw a response (the lower middle one of an
+/// even count); `None` when none did.
+pub fn median_p99(windows: &[Histogram<u32>]) -> Option<u64> {
+    let mut p99s: Vec<u64> = windows
+        .iter()
+        .filter(|window| !window.is_empty())
+        .map(|window| window.value_at_quantile(0.99))
+        .collect();
+    p99s.sort_unstable();
+    p99s.get(p99s.len().checked_sub(1)? / 2).copied()
 }
 
 /// An open stream's Poisson sends, drawn as its connections take them (memory does not grow
@@ -167,7 +214,9 @@ fn drive(
         measured: 0,
         total: 0,
         responses: WaitStats::new(),
+        windows: new_windows(load),
     };
+    let window_ns = (load.duration.as_nanos() / WINDOWS as u128).max(1);
     loop {
         let (sent, elapsed) = match load.rate_per_s {
             None => {
@@ -195,9 +244,12 @@ fn drive(
         tally.total += 1;
         if sent >= measure_from && answered <= end {
             tally.measured += 1;
-            tally
-                .responses
-                .record(u64::try_from((answered - sent).as_nanos()).unwrap_or(u64::MAX));
+            let response = u64::try_from((answered - sent).as_nanos()).unwrap_or(u64::MAX);
+            tally.responses.record(response);
+            let window = ((sent - measure_from).as_nanos() / window_ns) as usize;
+            if let Some(window) = tally.windows.get_mut(window.min(WINDOWS - 1)) {
+                window.saturating_record(response.clamp(1, WINDOW_HIGHEST_NS));
+            }
         }
     }
     Ok(tally)
@@ -226,4 +278,69 @@ pub fn synchronous_commit(target: &Target) -> Result<String, DbFailure> {
         .query_one("SHOW synchronous_commit", &[])
         .map(|row| row.get(0))
         .map_err(|err| target.failure(&err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Windows whose responses are `responses_ms` each (every response of a window alike).
+    fn windows(responses_ms: &[Vec<f64>]) -> Vec<Histogram<u32>> {
+        let load = Load {
+            rows: 1,
+            clients: 1,
+            rate_per_s: Some(1000.0),
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(10),
+        };
+        let mut windows = new_windows(&load);
+        for (window, responses) in windows.iter_mut().zip(responses_ms) {
+            for ms in responses {
+                window.saturating_record((ms * 1e6) as u64);
+            }
+        }
+        windows
+    }
+
+    #[test]
+    fn a_stall_in_two_of_five_windows_does_not_move_the_steady_p99() {
+        // Five windows of 1,000 responses, three quiet (1.5% of them at 1.5 ms, the rest at
+        // 1 ms) and two stalled (a tenth at 50 ms): the whole run's p99 is the stall's, the
+        // steady one the quiet windows'.
+        let quiet: Vec<f64> = (0..1000).map(|i| if i < 985 { 1.0 } else { 1.5 }).collect();
+        let stalled: Vec<f64> = (0..1000)
+            .map(|i| if i < 900 { 1.0 } else { 50.0 })
+            .collect();
+        let runs = windows(&[
+            quiet.clone(),
+            stalled.clone(),
+            quiet.clone(),
+            stalled,
+            quiet,
+        ]);
+        assert_eq!(runs.len(), WINDOWS);
+        let steady = median_p99(&runs).expect("responses") as f64 / 1e6;
+        assert!((steady - 1.5).abs() < 0.02, "{steady}");
+        let mut whole = runs[0].clone();
+        for window in &runs[1..] {
+            whole.add(window).expect("same bounds");
+        }
+        assert!(whole.value_at_quantile(0.99) as f64 / 1e6 > 49.0);
+        // Windows without responses are left out; none at all is no figure.
+        let sparse = windows(&[vec![2.0], Vec::new(), vec![3.0], Vec::new(), vec![4.0]]);
+        assert_eq!(
+            median_p99(&sparse).map(|ns| (ns as f64 / 1e6).round()),
+            Some(3.0)
+        );
+        assert_eq!(median_p99(&windows(&[])), None);
+        // A closed loop has no windows.
+        let closed = Load {
+            rate_per_s: None,
+            rows: 1,
+            clients: 1,
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+        };
+        assert!(new_windows(&closed).is_empty());
+    }
 }

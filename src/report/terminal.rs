@@ -295,7 +295,13 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
             }
             None => run.load.clients.to_string(),
             Some(rate) => {
-                open.push(format!("{rate:.0}/s over {} connections", run.load.clients));
+                let steady = run.measured.steady_p99_ns.map_or(String::new(), |ns| {
+                    format!(", steady p99 {}", super::units::duration(ns))
+                });
+                open.push(format!(
+                    "{rate:.0}/s over {} connections{steady}",
+                    run.load.clients
+                ));
                 format!("{}*", run.load.clients)
             }
         };
@@ -314,10 +320,15 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         );
     }
     if !open.is_empty() {
-        out += &format!(
-            "* open streams ({}): what a request on an idle connection costs\n",
-            open.join("; ")
+        let note = format!(
+            "* open streams ({}): what a request on an idle connection costs. A stream's \
+             steady p99 is the median of its {} windows' p99s, which a stall in one or two \
+             does not move: far below its p99, stalls made its tail (the model has none)",
+            open.join("; "),
+            crate::calibrate::load::WINDOWS
         );
+        out += &wrap(&note, 100);
+        out.push('\n');
     }
     if let Some(steadiness) = calibration.steadiness() {
         out += &format!("steadiness: {}\n", steadiness.describe());

@@ -98,6 +98,14 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
     for open in &records[4..7] {
         assert!(!open[column("offered_per_s")].is_empty(), "{open:?}");
         assert_eq!(&open[column("run")], "open");
+        let steady: f64 = open[column("measured_steady_p99_ms")].parse().unwrap();
+        assert!(steady > 0.0, "{open:?}");
+    }
+    for closed in records[..4].iter().chain(&records[7..]) {
+        assert!(
+            closed[column("measured_steady_p99_ms")].is_empty(),
+            "{closed:?}"
+        );
     }
     let again = &records[7];
     assert_eq!(
