@@ -66,7 +66,8 @@ const STALL_GAIN: f64 = 1e-3;
 /// gave that time a p99 of 3.2 ms, which every light stream then pays (validate measured its
 /// sixteen rows at 1.6–2.2 ms). Refitted from eight calibrations' `calibration.csv` here,
 /// validate's stable open streams came within 25% of their p99 at 13 of 34 points with 0.2
-/// (12 with 0.1 and 0.3, 10 with 0.05 and 0.5), against 7 with the tail weighed alike.
+/// (12 with 0.1 and 0.3, 11 with 0.05, 10 with 0.02 and 0.5), against 7 with the tail weighed
+/// alike; on the four calibrations of two later rounds, 5 of 16 either way.
 const TAIL_BELOW_WEIGHT: f64 = 0.2;
 /// Simulated seconds of an open stream before its measurement.
 const OPEN_WARMUP_S: f64 = 0.2;
