@@ -948,13 +948,10 @@ mod recovery {
         }
     }
 
-    #[test]
-    fn what_an_idle_connection_costs_is_recovered_from_two_open_streams() {
-        // A machine whose requests from idle connections spend 0.4 ms outside the database at
-        // the median (2 ms at p99) and 0.01 ms of CPU waking the server, measured on a light
-        // and a heavy open stream over 64 rows; the fit starts from the machine without them
-        // and finds all three within 5%.
-        let truth = Machine {
+    /// A machine whose requests from idle connections spend 0.4 ms outside the database at
+    /// the median (2 ms at p99) and 0.01 ms of CPU waking the server.
+    fn idle_truth() -> Machine {
+        Machine {
             idle: Some(Idle {
                 overhead: Lognormal {
                     median_ms: 0.4,
@@ -963,10 +960,14 @@ mod recovery {
                 wake_cpu_ms: 0.01,
             }),
             ..truth(GrantOrder::Random)
-        };
-        let measured: Vec<(OpenStream, Observation)> = [1500.0, 12_000.0]
-            .into_iter()
-            .map(|rate_per_s| {
+        }
+    }
+
+    /// `truth`'s open streams over 64 rows and 64 connections at each of `rates_per_s`.
+    fn open_streams(truth: &Machine, rates_per_s: &[f64]) -> Vec<(OpenStream, Observation)> {
+        rates_per_s
+            .iter()
+            .map(|&rate_per_s| {
                 let stream = OpenStream {
                     rows: 64,
                     connections: 64,
@@ -977,12 +978,23 @@ mod recovery {
                     truth.simulate_open(&stream, open_simulated_seconds(rate_per_s)),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// `truth`'s idle connection fitted to `measured`, from the machine without it.
+    fn idle_fitted(truth: &Machine, measured: &[(OpenStream, Observation)]) -> Idle {
         let without = Machine {
             idle: None,
-            ..truth
+            ..*truth
         };
-        let fitted = fit_idle(&without, &measured).idle.expect("fitted");
+        fit_idle(&without, measured).idle.expect("fitted")
+    }
+
+    #[test]
+    fn what_an_idle_connection_costs_is_recovered_from_two_open_streams() {
+        // Measured on a light and a heavy open stream, the fit finds all three within 5%.
+        let truth = idle_truth();
+        let fitted = idle_fitted(&truth, &open_streams(&truth, &[1500.0, 12_000.0]));
         let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
         assert!(close(fitted.overhead.median_ms, 0.4), "{fitted:?}");
         assert!(close(fitted.overhead.p99_ms, 2.0), "{fitted:?}");
@@ -991,40 +1003,13 @@ mod recovery {
 
     #[test]
     fn a_stalled_streams_tail_does_not_lift_the_idle_connections() {
-        // The machine of the test above measured on three open streams, the middle one's p99
-        // raised 5× by a stall the model does not have: the idle connection's time outside
-        // the database keeps its p99 within 25% of the truth (2.40 ms for 2.0; weighed alike
-        // both ways, the stall lifts it to 3.66 ms).
-        let truth = Machine {
-            idle: Some(Idle {
-                overhead: Lognormal {
-                    median_ms: 0.4,
-                    p99_ms: 2.0,
-                },
-                wake_cpu_ms: 0.01,
-            }),
-            ..truth(GrantOrder::Random)
-        };
-        let measured: Vec<(OpenStream, Observation)> = [1500.0, 4000.0, 12_000.0]
-            .into_iter()
-            .map(|rate_per_s| {
-                let stream = OpenStream {
-                    rows: 64,
-                    connections: 64,
-                    rate_per_s,
-                };
-                let mut observed = truth.simulate_open(&stream, open_simulated_seconds(rate_per_s));
-                if rate_per_s == 4000.0 {
-                    observed.p99_ms *= 5.0;
-                }
-                (stream, observed)
-            })
-            .collect();
-        let without = Machine {
-            idle: None,
-            ..truth
-        };
-        let fitted = fit_idle(&without, &measured).idle.expect("fitted");
+        // Three open streams, the middle one's p99 raised 5× by a stall the model does not
+        // have: the idle connection's time outside the database keeps its p99 within 25% of
+        // the truth (2.40 ms for 2.0; weighed alike both ways, the stall lifts it to 3.66 ms).
+        let truth = idle_truth();
+        let mut measured = open_streams(&truth, &[1500.0, 4000.0, 12_000.0]);
+        measured[1].1.p99_ms *= 5.0;
+        let fitted = idle_fitted(&truth, &measured);
         assert!(
             (fitted.overhead.p99_ms / 2.0 - 1.0).abs() < 0.25,
             "{fitted:?}"
