@@ -619,9 +619,10 @@ pub fn open_simulated_seconds(rate_per_s: f64) -> f64 {
 
 /// `machine` with what an idle connection costs — its time outside the database (log-normal)
 /// and the CPU of waking the server — whose simulated open streams best reproduce the
-/// `measured` ones' throughput, median and p99 response. The closed loops never leave a
-/// connection idle, so the rest of the machine is theirs and is kept; a light stream's
-/// responses are mostly the time outside, a heavy one's queue on the cores the wake-ups share.
+/// `measured` ones' throughput, median and p99 response (a simulated p99 below a measured one
+/// weighing a fifth: `open_misfit`). The closed loops never leave a connection idle, so the
+/// rest of the machine is theirs and is kept; a light stream's responses are mostly the time
+/// outside, a heavy one's queue on the cores the wake-ups share.
 pub fn fit_idle(machine: &Machine, measured: &[(OpenStream, Observation)]) -> Machine {
     let with = |point: &[f64]| {
         let median_ms = point[0].exp().clamp(FLOOR_MS, 1_000.0);
