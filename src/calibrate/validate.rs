@@ -188,13 +188,23 @@ impl Point {
 
     /// How far the fastest of a closed loop's repeats is above its slowest, as a fraction
     /// of the slowest (`None` for an open stream, whose throughput is its rate, or a single
-    /// repeat): how well the database repeats itself.
-    pub fn repeat_spread(&self) -> Option<f64> {
+    /// repeat): how well the database repeats its throughput.
+    pub fn tps_spread(&self) -> Option<f64> {
         if self.load.rate_per_s.is_some() || self.repeats.len() < 2 {
             return None;
         }
-        let (low, high) = self.tps_range();
-        Some(high / low.max(1.0) - 1.0)
+        Some(spread(self.tps_range()))
+    }
+
+    /// How far the highest p99 of a stable open stream's repeats is above its lowest, as a
+    /// fraction of the lowest (`None` for a closed loop, whose p99 is its queue, a collapsed
+    /// stream, or a single repeat): how well the database repeats its tail.
+    pub fn p99_spread(&self) -> Option<f64> {
+        if self.load.rate_per_s.is_none() || !self.measured_stable || self.repeats.len() < 2 {
+            return None;
+        }
+        let (low, high) = self.p99_range();
+        Some(spread((low as f64, high as f64)))
     }
 
     /// How many repeats fell behind.
@@ -210,6 +220,11 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
             Some(acc.map_or((v, v), |(low, high)| (low.min(v), high.max(v))))
         })
         .unwrap_or((0.0, 0.0))
+}
+
+/// How far `high` is above `low`, as a fraction of `low` (at least 1).
+fn spread((low, high): (f64, f64)) -> f64 {
+    high / low.max(1.0) - 1.0
 }
 
 /// `stable` or `collapsed`.
@@ -563,12 +578,12 @@ impl Validation {
         Some((drifts, largest))
     }
 
-    /// The closed loop whose repeats spread the most, with its spread
-    /// ([`Point::repeat_spread`]).
-    pub fn widest_spread(&self) -> Option<(&Point, f64)> {
+    /// The point whose repeats spread the most by `spread` ([`Point::tps_spread`] or
+    /// [`Point::p99_spread`]), with its spread; `None` when no point has one.
+    pub fn widest(&self, spread: impl Fn(&Point) -> Option<f64>) -> Option<(&Point, f64)> {
         self.points
             .iter()
-            .filter_map(|point| point.repeat_spread().map(|spread| (point, spread)))
+            .filter_map(|point| spread(point).map(|spread| (point, spread)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
     }
 
@@ -670,12 +685,14 @@ mod tests {
                 point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
             ],
         };
-        let (widest, spread) = validation.widest_spread().expect("closed loops repeated");
+        let (widest, spread) = validation
+            .widest(Point::tps_spread)
+            .expect("closed loops repeated");
         assert_eq!(widest.load.rows, 2);
         assert!((spread - 0.7996).abs() < 1e-3, "{spread}");
-        assert_eq!(validation.points[2].repeat_spread(), None);
+        assert_eq!(validation.points[2].tps_spread(), None);
         let once = point(closed(1), tps(&[16_137.0]), kept_up(20_000.0));
-        assert_eq!(once.repeat_spread(), None);
+        assert_eq!(once.tps_spread(), None);
         let table = crate::report::terminal::validation_table(
             &validation,
             &Tolerance {
@@ -686,6 +703,49 @@ mod tests {
         assert!(
             table.contains(
                 "up to 80% above its slowest (2 rows: 19,647–35,356/s), more than the ±15% allowed"
+            ),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn the_spread_of_the_stable_open_streams_p99_says_how_well_the_database_repeats_its_tail() {
+        // Three stable open streams: one whose p99 repeats within 10%, one whose repeats met a
+        // stall (38 ms against 2 and 3), one collapsed (its p99 is its backlog: not counted).
+        let p99s = |values: &[u64]| values.iter().map(|&ms| repeat(1_000.0, ms, true)).collect();
+        let open = |rows| Load {
+            rows,
+            ..open_load()
+        };
+        let mut collapsed = point(open(1), p99s(&[900, 1_800]), kept_up(1_000.0));
+        collapsed.measured_stable = false;
+        let validation = Validation {
+            server: "host=/tmp".into(),
+            synchronous_commit: "on".into(),
+            one_row_peak: 1_000.0,
+            points: vec![
+                collapsed,
+                point(open(4), p99s(&[2, 38, 3]), kept_up(1_000.0)),
+                point(open(16), p99s(&[10, 11, 10]), kept_up(1_000.0)),
+            ],
+        };
+        let (widest, spread) = validation.widest(Point::p99_spread).expect("open repeats");
+        assert_eq!(widest.load.rows, 4);
+        assert!((spread - 18.0).abs() < 1e-9, "{spread}");
+        assert_eq!(validation.points[0].p99_spread(), None, "collapsed");
+        assert!((validation.points[2].p99_spread().expect("stable") - 0.1).abs() < 1e-9);
+        let table = crate::report::terminal::validation_table(
+            &validation,
+            &Tolerance {
+                tps_rel: 0.15,
+                p99_rel: 0.25,
+            },
+        );
+        assert!(
+            table.contains(
+                "a stable open stream's highest p99 is up to 19.0× its lowest (open 100% of one \
+                 row's peak (1000/s), 4 rows: 2 ms–38 ms; 1 of 2 such streams beyond the tolerance), \
+                 more than the ±25% allowed: the database did not repeat its tail"
             ),
             "{table}"
         );

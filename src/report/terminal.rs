@@ -343,7 +343,7 @@ pub fn validation_table(
     validation: &crate::calibrate::validate::Validation,
     tolerance: &crate::calibrate::validate::Tolerance,
 ) -> String {
-    use crate::calibrate::validate::verdict;
+    use crate::calibrate::validate::{Point, verdict};
     let mut out = format!(
         "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
          measured: the median of {} repeats, p99 also their range\n\
@@ -386,25 +386,39 @@ pub fn validation_table(
             },
         );
     }
-    if let Some((point, spread)) = validation.widest_spread() {
+    if let Some((point, spread)) = validation.widest(Point::tps_spread) {
         let (low, high) = point.tps_range();
-        out += &format!(
-            "repeats: a closed loop's fastest repeat is up to {:.0}% above its slowest ({} \
-             rows: {}–{}/s){}\n",
-            100.0 * spread,
-            point.load.rows,
-            super::units::quantity(low),
-            super::units::quantity(high),
-            if spread > tolerance.tps_rel {
-                format!(
-                    ", more than the ±{:.0}% allowed: the database did not repeat itself, \
-                     so no prediction can be judged closer than that; validate again on a \
-                     quiet machine",
-                    100.0 * tolerance.tps_rel
-                )
-            } else {
-                String::new()
-            }
+        out += &repeats_line(
+            format!(
+                "a closed loop's fastest repeat is up to {} its slowest ({} rows: {}–{}/s)",
+                how_far_above(spread),
+                point.load.rows,
+                super::units::quantity(low),
+                super::units::quantity(high),
+            ),
+            spread,
+            tolerance.tps_rel,
+            "throughput",
+        );
+    }
+    if let Some((point, spread)) = validation.widest(Point::p99_spread) {
+        let (low, high) = point.p99_range();
+        let streams = validation.points.iter().filter_map(Point::p99_spread);
+        let (wide, all) = streams.fold((0, 0), |(wide, all), spread| {
+            (wide + usize::from(spread > tolerance.p99_rel), all + 1)
+        });
+        out += &repeats_line(
+            format!(
+                "a stable open stream's highest p99 is up to {} its lowest ({}: {}–{}; \
+                 {wide} of {all} such streams beyond the tolerance)",
+                how_far_above(spread),
+                point.name(validation.one_row_peak),
+                d(low),
+                d(high),
+            ),
+            spread,
+            tolerance.p99_rel,
+            "tail",
         );
     }
     if let Some((drifts, largest)) = validation.drifts() {
@@ -428,6 +442,32 @@ pub fn validation_table(
         );
     }
     out
+}
+
+/// `spread` (a fraction of the lower figure) as words before "its lowest": "80% above", or
+/// "38.2×" from twice on.
+fn how_far_above(spread: f64) -> String {
+    if spread < 1.0 {
+        format!("{:.0}% above", 100.0 * spread)
+    } else {
+        format!("{:.1}×", 1.0 + spread)
+    }
+}
+
+/// One `repeats:` line of the validation table: `sentence` says how far a point's repeats
+/// spread; when `spread` is more than `allowed`, the line says that no prediction of the
+/// database's `what` can be judged closer than that.
+fn repeats_line(sentence: String, spread: f64, allowed: f64, what: &str) -> String {
+    let warning = if spread > allowed {
+        format!(
+            ", more than the ±{:.0}% allowed: the database did not repeat its {what}, so no \
+             prediction of it can be judged closer than that; validate again on a quiet machine",
+            100.0 * allowed
+        )
+    } else {
+        String::new()
+    };
+    format!("repeats: {sentence}{warning}\n")
 }
 
 #[cfg(test)]
