@@ -45,6 +45,13 @@ const OPEN_STREAMS: usize = 3;
 /// from run to run) the same closed loop measured 26,112–49,203/s in five runs in a row.
 const STEADY_WITHIN: f64 = 0.15;
 
+/// The most a light open stream's p99 may be above its median before a calibration says the
+/// machine stalled while it measured it: a light stream's own queue is short. The lightest
+/// streams of twenty calibrations on this host measured a p99 2.3–9.1 times their median,
+/// except one whose machine stalled throughout (559 times: its fitted idle connection took the
+/// stalls, and every stream it predicted had a p99 of 63 ms where validate measured 1–26 ms).
+const STALLED_TAIL: f64 = 20.0;
+
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
 pub struct Design {
@@ -156,6 +163,43 @@ impl Steadiness {
                 100.0 * STEADY_WITHIN
             )
         }
+    }
+}
+
+/// The lightest open stream of a calibration, when its tail says the machine stalled while it
+/// was measured (its p99 more than [`STALLED_TAIL`] times its median).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stalls {
+    /// The stream's rate, requests a second.
+    pub rate_per_s: f64,
+    /// Its measured median response, ns.
+    pub p50_ns: u64,
+    /// Its measured p99 response, ns.
+    pub p99_ns: u64,
+    /// The fitted idle connection's p99 time outside the database, ms (`None`: not fitted).
+    pub idle_p99_ms: Option<f64>,
+}
+
+impl Stalls {
+    /// The stream's tail and what it does to the fit, in one sentence.
+    pub fn describe(&self) -> String {
+        use crate::report::units::{duration, quantity};
+        let idle = self.idle_p99_ms.map_or(String::new(), |ms| {
+            format!(
+                " (p99 {} outside the database)",
+                duration((ms * 1e6).round() as u64)
+            )
+        });
+        format!(
+            "the lightest open stream ({}/s) measured a p99 of {}, {:.0} times its median of {}: \
+             the machine stalled while it was measured (a light stream's own queue is short), \
+             and the fitted idle connection takes the stalls as its own{idle}, so every \
+             predicted p99 is too long; calibrate again on a quiet machine",
+            quantity(self.rate_per_s),
+            duration(self.p99_ns),
+            self.p99_ns as f64 / self.p50_ns.max(1) as f64,
+            duration(self.p50_ns),
+        )
     }
 }
 
@@ -415,17 +459,36 @@ impl Calibration {
         })
     }
 
+    /// The lightest open stream, when the machine stalled while it was measured.
+    pub fn stalls(&self) -> Option<Stalls> {
+        let lightest = self
+            .runs
+            .iter()
+            .filter_map(|run| run.load.rate_per_s.map(|rate| (rate, run)))
+            .min_by(|a, b| a.0.total_cmp(&b.0))?;
+        let summary = lightest.1.measured.responses.summary();
+        (summary.p99_ns as f64 > STALLED_TAIL * summary.p50_ns as f64).then(|| Stalls {
+            rate_per_s: lightest.0,
+            p50_ns: summary.p50_ns,
+            p99_ns: summary.p99_ns,
+            idle_p99_ms: self.machine.idle.map(|idle| idle.overhead.p99_ms),
+        })
+    }
+
     /// `calibration.toml`: where it comes from, then the sections a scenario includes.
     pub fn toml(&self) -> String {
         let m = &self.machine;
         let steadiness = self.steadiness().map_or(String::new(), |steadiness| {
             comment(&format!("Steadiness: {}.", steadiness.describe())) + "\n"
         });
+        let stalls = self.stalls().map_or(String::new(), |stalls| {
+            comment(&format!("Stalls: {}.", stalls.describe())) + "\n"
+        });
         format!(
             "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
-             {}{steadiness}{}\n\n{}",
+             {}{steadiness}{stalls}{}\n\n{}",
             self.every_run().count(),
             self.server,
             self.synchronous_commit,
@@ -610,6 +673,67 @@ mod tests {
         };
         assert_eq!(once.steadiness(), None);
         assert!(!once.toml().contains("Steadiness"));
+    }
+
+    /// An open stream over 64 rows at `rate`, 98 of its 100 responses at `p50_us` and two
+    /// at `p99_us`.
+    fn open_run(rate: f64, p50_us: u64, p99_us: u64) -> CalibrationRun {
+        let load = Load {
+            rows: 64,
+            clients: 64,
+            rate_per_s: Some(rate),
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+        };
+        let mut run = CalibrationRun::measured_and_fitted(load, rate);
+        for response_us in [p50_us; 98].into_iter().chain([p99_us; 2]) {
+            run.measured.responses.record(response_us * 1_000);
+        }
+        run
+    }
+
+    #[test]
+    fn a_light_stream_whose_tail_is_hundreds_of_times_its_median_says_the_machine_stalled() {
+        // The heaviest stream's long tail is its own queue: only the lightest stream counts.
+        let calibration = |lightest_p99_us| Calibration {
+            runs: vec![
+                closed_run(64, 32, 40_000.0),
+                open_run(7_616.0, 840, 130_000),
+                open_run(1_258.0, 400, lightest_p99_us),
+                open_run(3_095.0, 460, 2_000),
+            ],
+            ..measured_twice(40_000.0, 41_000.0)
+        };
+        let quiet = calibration(3_600);
+        assert_eq!(quiet.stalls(), None, "9 times its median");
+        assert!(!quiet.toml().contains("Stalls"));
+        assert!(!crate::report::terminal::calibration_table(&quiet).contains("stalls:"));
+        let stalled = calibration(224_000);
+        let stalls = stalled.stalls().expect("560 times its median");
+        assert_eq!(stalls.rate_per_s, 1_258.0);
+        let said = stalls.describe();
+        assert!(
+            said.starts_with("the lightest open stream (1,258/s) measured a p99 of 224 ms, 560 times its median of 400 µs"),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("calibrate again on a quiet machine"),
+            "{said}"
+        );
+        let toml = stalled.toml();
+        assert!(
+            toml.contains("# Stalls: the lightest open stream"),
+            "{toml}"
+        );
+        assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
+        let table = crate::report::terminal::calibration_table(&stalled);
+        assert!(
+            table.contains("\nstalls: the lightest open stream"),
+            "{table}"
+        );
+        // Just past the threshold.
+        assert_eq!(calibration(7_900).stalls(), None);
+        assert!(calibration(8_100).stalls().is_some());
     }
 
     #[test]

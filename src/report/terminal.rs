@@ -333,6 +333,9 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     if let Some(steadiness) = calibration.steadiness() {
         out += &format!("steadiness: {}\n", steadiness.describe());
     }
+    if let Some(stalls) = calibration.stalls() {
+        out += &format!("stalls: {}\n", stalls.describe());
+    }
     let m = &calibration.machine;
     out += &format!("fitted: {}\n", m.describe());
     out
