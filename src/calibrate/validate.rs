@@ -743,7 +743,7 @@ mod tests {
         );
         assert!(
             table.contains(
-                "a stable open stream's highest p99 is up to 19.0× its lowest (open 100% of one \
+                "a stable open stream's highest p99 is up to 19× its lowest (open 100% of one \
                  row's peak (1000/s), 4 rows: 2 ms–38 ms; 1 of 2 such streams beyond the tolerance), \
                  more than the ±25% allowed: the database did not repeat its tail"
             ),

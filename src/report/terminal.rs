@@ -448,12 +448,12 @@ pub fn validation_table(
 }
 
 /// `spread` (a fraction of the lower figure) as words before "its lowest": "80% above", or
-/// "38.2×" from twice on.
+/// "3.8×" from twice on and "358×" from ten times.
 fn how_far_above(spread: f64) -> String {
-    if spread < 1.0 {
-        format!("{:.0}% above", 100.0 * spread)
-    } else {
-        format!("{:.1}×", 1.0 + spread)
+    match 1.0 + spread {
+        times if times >= 10.0 => format!("{times:.0}×"),
+        times if times >= 2.0 => format!("{times:.1}×"),
+        _ => format!("{:.0}% above", 100.0 * spread),
     }
 }
 
@@ -496,6 +496,13 @@ mod tests {
             .map(|(run, _)| summarize(&scenario, std::slice::from_ref(run)))
             .collect();
         render(&scenario, &rows, colour)
+    }
+
+    #[test]
+    fn a_spread_reads_as_a_percentage_below_twice_and_as_times_above() {
+        assert_eq!(how_far_above(0.8), "80% above");
+        assert_eq!(how_far_above(1.1), "2.1×");
+        assert_eq!(how_far_above(356.9), "358×");
     }
 
     #[test]
