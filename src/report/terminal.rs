@@ -424,6 +424,15 @@ pub fn validation_table(
             "tail",
         );
     }
+    if let Some((steady, whole, streams)) = validation.steady_p99_within(tolerance) {
+        out += &format!(
+            "steady p99 (a repeat's median of its {} windows' p99s, which a stall in one or two \
+             does not move; the model has no stalls): predicted within ±{:.0}% at {steady} of \
+             {streams} stable open streams, against {whole} by their whole p99\n",
+            crate::calibrate::load::WINDOWS,
+            100.0 * tolerance.p99_rel,
+        );
+    }
     if let Some((drifts, largest)) = validation.drifts() {
         let each: Vec<String> = drifts
             .iter()

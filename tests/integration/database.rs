@@ -221,6 +221,16 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
             !missed || message.contains(&record[0]),
             "each miss is named: {message}"
         );
+        // An open stream's steady p99, and its error where its p99 has one; none for a
+        // closed loop.
+        let open = !record[3].is_empty();
+        assert_eq!(!record[23].is_empty(), open, "{record:?}");
+        assert!(!open || number(23) > 0.0, "{record:?}");
+        assert_eq!(
+            record[24].is_empty(),
+            !open || record[11].is_empty(),
+            "{record:?}"
+        );
         if &record[0] == "closed 32 clients, 1 rows" {
             assert_eq!(&record[21], "1000.0", "{record:?}");
             assert!(
