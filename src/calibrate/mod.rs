@@ -47,7 +47,7 @@ const STEADY_WITHIN: f64 = 0.15;
 
 /// The most a light open stream's p99 may be above its median before a calibration says the
 /// machine stalled while it measured it: a light stream's own queue is short. The lightest
-/// streams of nineteen calibrations on this host measured a p99 2.3–10.8 times their median,
+/// streams of twenty-three calibrations on this host measured a p99 2.3–10.8 times their median,
 /// except one whose machine stalled throughout (559 times: its fitted idle connection took the
 /// stalls, and it predicted validate's stable streams at 63–66 ms where 1.1–26 ms were
 /// measured).
