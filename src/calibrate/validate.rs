@@ -679,6 +679,22 @@ mod tests {
         }
     }
 
+    /// `validate`'s default tolerance.
+    const TOLERANCE: Tolerance = Tolerance {
+        tps_rel: 0.15,
+        p99_rel: 0.25,
+    };
+
+    /// A validation of `points` with one row's peak at 1,000/s.
+    fn validation_of(points: Vec<Point>) -> Validation {
+        Validation {
+            server: "host=/tmp".into(),
+            synchronous_commit: "on".into(),
+            one_row_peak: 1_000.0,
+            points,
+        }
+    }
+
     fn open_load() -> Load {
         Load {
             rows: 4,
@@ -719,25 +735,20 @@ mod tests {
             duration: Duration::from_secs(5),
         };
         let tps = |values: &[f64]| values.iter().map(|&tps| repeat(tps, 2, true)).collect();
-        let validation = Validation {
-            server: "host=/tmp".into(),
-            synchronous_commit: "off".into(),
-            one_row_peak: 1_000.0,
-            points: vec![
-                point(
-                    closed(1),
-                    tps(&[16_137.0, 22_780.0, 21_587.0]),
-                    kept_up(20_000.0),
-                ),
-                point(
-                    closed(2),
-                    tps(&[19_647.0, 35_356.0, 31_409.0]),
-                    kept_up(30_000.0),
-                ),
-                // An open stream's throughput is its rate whatever the database does.
-                point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
-            ],
-        };
+        let validation = validation_of(vec![
+            point(
+                closed(1),
+                tps(&[16_137.0, 22_780.0, 21_587.0]),
+                kept_up(20_000.0),
+            ),
+            point(
+                closed(2),
+                tps(&[19_647.0, 35_356.0, 31_409.0]),
+                kept_up(30_000.0),
+            ),
+            // An open stream's throughput is its rate whatever the database does.
+            point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
+        ]);
         let (widest, spread) = validation
             .widest(Point::tps_spread)
             .expect("closed loops repeated");
@@ -746,13 +757,7 @@ mod tests {
         assert_eq!(validation.points[2].tps_spread(), None);
         let once = point(closed(1), tps(&[16_137.0]), kept_up(20_000.0));
         assert_eq!(once.tps_spread(), None);
-        let table = crate::report::terminal::validation_table(
-            &validation,
-            &Tolerance {
-                tps_rel: 0.15,
-                p99_rel: 0.25,
-            },
-        );
+        let table = crate::report::terminal::validation_table(&validation, &TOLERANCE);
         assert!(
             table.contains(
                 "up to 80% above its slowest (2 rows: 19,647–35,356/s), more than the ±15% allowed"
@@ -772,28 +777,17 @@ mod tests {
         };
         let mut collapsed = point(open(1), p99s(&[900, 1_800]), kept_up(1_000.0));
         collapsed.measured_stable = false;
-        let validation = Validation {
-            server: "host=/tmp".into(),
-            synchronous_commit: "on".into(),
-            one_row_peak: 1_000.0,
-            points: vec![
-                collapsed,
-                point(open(4), p99s(&[2, 38, 3]), kept_up(1_000.0)),
-                point(open(16), p99s(&[10, 11, 10]), kept_up(1_000.0)),
-            ],
-        };
+        let validation = validation_of(vec![
+            collapsed,
+            point(open(4), p99s(&[2, 38, 3]), kept_up(1_000.0)),
+            point(open(16), p99s(&[10, 11, 10]), kept_up(1_000.0)),
+        ]);
         let (widest, spread) = validation.widest(Point::p99_spread).expect("open repeats");
         assert_eq!(widest.load.rows, 4);
         assert!((spread - 18.0).abs() < 1e-9, "{spread}");
         assert_eq!(validation.points[0].p99_spread(), None, "collapsed");
         assert!((validation.points[2].p99_spread().expect("stable") - 0.1).abs() < 1e-9);
-        let table = crate::report::terminal::validation_table(
-            &validation,
-            &Tolerance {
-                tps_rel: 0.15,
-                p99_rel: 0.25,
-            },
-        );
+        let table = crate::report::terminal::validation_table(&validation, &TOLERANCE);
         assert!(
             table.contains(
                 "a stable open stream's highest p99 is up to 19× its lowest (open 100% of one \
@@ -834,35 +828,26 @@ mod tests {
             rate_per_s: None,
             ..open_load()
         };
-        let validation = Validation {
-            server: "host=/tmp".into(),
-            synchronous_commit: "on".into(),
-            one_row_peak: 1_000.0,
-            points: vec![
-                point(closed, vec![repeat(5_000.0, 30, true)], kept_up(5_000.0)),
-                open(4, &[(2, 2), (38, 3), (3, 2)], 2_200),
-                open(16, &[(10, 10), (11, 10), (10, 11)], 20_000),
-            ],
-        };
+        let validation = validation_of(vec![
+            point(closed, vec![repeat(5_000.0, 30, true)], kept_up(5_000.0)),
+            open(4, &[(2, 2), (38, 3), (3, 2)], 2_200),
+            open(16, &[(10, 10), (11, 10), (10, 11)], 20_000),
+        ]);
         let four = &validation.points[1];
         assert_eq!(four.measured_steady_p99_ns(), Some(2_000_000));
         assert!((four.steady_p99_error().expect("stable") - 0.1).abs() < 1e-9);
         assert!((four.p99_error().expect("stable") + 0.2667).abs() < 1e-3);
         assert_eq!(validation.points[0].measured_steady_p99_ns(), None);
         assert_eq!(validation.points[0].steady_p99_error(), None);
-        let tolerance = Tolerance {
-            tps_rel: 0.15,
-            p99_rel: 0.25,
-        };
-        assert_eq!(validation.steady_p99_within(&tolerance), Some((1, 0, 2)));
-        let table = crate::report::terminal::validation_table(&validation, &tolerance);
+        assert_eq!(validation.steady_p99_within(&TOLERANCE), Some((1, 0, 2)));
+        let table = crate::report::terminal::validation_table(&validation, &TOLERANCE);
         assert!(
             table.contains(
                 "predicted within ±25% at 1 of 2 stable open streams, against 0 by their whole p99"
             ),
             "{table}"
         );
-        let csv = String::from_utf8(validation.csv(&tolerance)).expect("UTF-8");
+        let csv = String::from_utf8(validation.csv(&TOLERANCE)).expect("UTF-8");
         let last_two: Vec<Vec<&str>> = csv
             .lines()
             .map(|line| line.rsplitn(3, ',').take(2).collect())
@@ -877,7 +862,7 @@ mod tests {
                 repeat.steady_p99_ns = None;
             }
         }
-        assert_eq!(without.steady_p99_within(&tolerance), None);
+        assert_eq!(without.steady_p99_within(&TOLERANCE), None);
     }
 
     /// A row that hands itself to a random waiter and pays 10 µs of CPU per waiter woken on
