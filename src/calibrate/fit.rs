@@ -67,7 +67,9 @@ const STALL_GAIN: f64 = 1e-3;
 /// sixteen rows at 1.6–2.2 ms). Refitted from eight calibrations' `calibration.csv` here,
 /// validate's stable open streams came within 25% of their p99 at 13 of 34 points with 0.2
 /// (12 with 0.1 and 0.3, 11 with 0.05, 10 with 0.02 and 0.5), against 7 with the tail weighed
-/// alike; on the four calibrations of two later rounds, 5 of 16 either way.
+/// alike; on the four calibrations of two later rounds, 5 of 16 either way. (Those were whole
+/// streams' p99s; the fit now takes each stream's steady p99, which a stall in one or two of
+/// its windows does not move, and the weight is for the stalls that fill most of them.)
 const TAIL_BELOW_WEIGHT: f64 = 0.2;
 /// Simulated seconds of an open stream before its measurement.
 const OPEN_WARMUP_S: f64 = 0.2;

@@ -323,7 +323,8 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
         let note = format!(
             "* open streams ({}): what a request on an idle connection costs. A stream's \
              steady p99 is the median of its {} windows' p99s, which a stall in one or two \
-             does not move: far below its p99, stalls made its tail (the model has none)",
+             does not move: far below its p99, stalls made its tail (the model has none, and \
+             the fit takes the steady p99)",
             open.join("; "),
             crate::calibrate::load::WINDOWS
         );
