@@ -49,11 +49,10 @@ const STEADY_WITHIN: f64 = 0.15;
 /// before a calibration says the machine stalled while it measured it: a light stream's own
 /// queue is short. The lightest streams of twenty-seven calibrations on this host measured a
 /// p99 2.3–10.8 times their median (eleven of the twelve with a steady p99: 2.1–9.4 times,
-/// steady),
-/// except two: one stalled in a window or two (56 times whole, 2.3 times steady: nothing for the
-/// fit to take), and one stalled throughout (559 times whole, 323 times steady: its fitted idle
-/// connection took the stalls, and it predicted validate's stable streams at 63–66 ms where
-/// 1.1–26 ms were measured).
+/// steady), except two: one stalled in a window or two (56 times whole, 2.3 times steady:
+/// nothing for the fit to take), and one stalled throughout (559 times whole, 323 times steady:
+/// its fitted idle connection took the stalls, and it predicted validate's stable streams at
+/// 63–66 ms where 1.1–26 ms were measured).
 const STALLED_TAIL: f64 = 20.0;
 
 /// What `calibrate` measures.
