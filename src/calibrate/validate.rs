@@ -116,8 +116,13 @@ impl Point {
 
     /// Relative p99 error, where both are stable.
     pub fn p99_error(&self) -> Option<f64> {
+        self.p99_error_against(self.measured.p99_ns)
+    }
+
+    /// Relative error of the predicted p99 against `measured_ns`, where both are stable.
+    fn p99_error_against(&self, measured_ns: u64) -> Option<f64> {
         (self.measured_stable && self.predicted_stable)
-            .then(|| self.predicted.p99_ns as f64 / (self.measured.p99_ns.max(1) as f64) - 1.0)
+            .then(|| self.predicted.p99_ns as f64 / (measured_ns.max(1) as f64) - 1.0)
     }
 
     /// An open stream's measured steady p99, ns: the median of its repeats' (each the median
@@ -136,9 +141,7 @@ impl Point {
     /// stable: how far the model is from the database's tail without its stalls (the model
     /// has none). A readout beside [`Point::p99_error`], which the tolerance judges.
     pub fn steady_p99_error(&self) -> Option<f64> {
-        let steady = self.measured_steady_p99_ns()?;
-        (self.measured_stable && self.predicted_stable)
-            .then(|| self.predicted.p99_ns as f64 / (steady.max(1) as f64) - 1.0)
+        self.p99_error_against(self.measured_steady_p99_ns()?)
     }
 
     /// Why the point is outside `tolerance`, if it is.
