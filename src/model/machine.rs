@@ -71,6 +71,10 @@ pub struct MachineModel {
     /// CPU on the shared cores for each waiter woken when a row is released (they all race
     /// for it); 0 without `[machine]`.
     pub wake_cpu: SimTime,
+    /// CPU on the shared cores for each waiter woken, for every other waiter woken with it
+    /// (they contend with each other as they race): a release that wakes `w` costs
+    /// `w × wake_cpu + w × (w − 1) × herd_cpu`; 0 without `[machine]`.
+    pub herd_cpu: SimTime,
     /// CPU on the shared cores for every request sent on an idle connection; 0 without
     /// `[machine]`.
     pub idle_wake_cpu: SimTime,
@@ -123,6 +127,7 @@ impl MachineModel {
             && self.grant_order == GrantOrder::Fifo
             && self.wake == 0
             && self.wake_cpu == 0
+            && self.herd_cpu == 0
             && self.idle_wake_cpu == 0
             && self.cpu.is_none()
             && self.wal.is_none()

@@ -40,6 +40,12 @@ fn machine_phrase(scenario: &Scenario) -> String {
             units::duration(machine.wake_cpu)
         ));
     }
+    if machine.herd_cpu > 0 {
+        parts.push(format!(
+            "{} CPU per waiter woken for each woken with it",
+            units::duration(machine.herd_cpu)
+        ));
+    }
     if let Some(cpu) = &machine.cpu {
         parts.push(format!(
             "{} CPU on {}",

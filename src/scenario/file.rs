@@ -136,6 +136,10 @@ pub struct MachineTable {
     /// CPU on the shared cores for every waiter woken when a row is released (all of a
     /// row's waiters wake and race for it), ms. Default 0.
     pub wake_cpu_ms: Option<f64>,
+    /// CPU on the shared cores for each waiter woken, for every other waiter woken with it
+    /// (the herd contends as it races: a release waking `w` costs `w × (w − 1)` of it), ms.
+    /// Default 0.
+    pub herd_cpu_ms: Option<f64>,
     /// CPU on the shared cores for every request sent on an idle connection (waking its
     /// server process, and the client where it runs on the same machine), ms. Default 0.
     pub idle_wake_cpu_ms: Option<f64>,

@@ -27,6 +27,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
     let machine = file.machine.as_ref();
     let wake = optional_ms(machine.and_then(|m| m.wake_ms), "machine.wake_ms")?;
     let wake_cpu = optional_ms(machine.and_then(|m| m.wake_cpu_ms), "machine.wake_cpu_ms")?;
+    let herd_cpu = optional_ms(machine.and_then(|m| m.herd_cpu_ms), "machine.herd_cpu_ms")?;
     let idle_wake_cpu = optional_ms(
         machine.and_then(|m| m.idle_wake_cpu_ms),
         "machine.idle_wake_cpu_ms",
@@ -105,6 +106,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         grant_order,
         wake,
         wake_cpu,
+        herd_cpu,
         idle_wake_cpu,
         cpu,
         wal,

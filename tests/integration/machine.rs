@@ -202,6 +202,26 @@ fn waking_a_rows_waiters_takes_the_shared_cores_from_its_holder() {
 }
 
 #[test]
+fn a_herd_of_woken_waiters_costs_the_cores_for_every_pair_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.csv"), "t_ms,key\n0,p\n0,p\n0,p\n0,p\n").unwrap();
+    // One row, hold 1 ms, no CPU of its own, one core, 1 ms of CPU per waiter woken for every
+    // other woken with it. A holds 0–1; B, C and D wake (3 × 2 × 1 = 6 ms on the core, 1–7)
+    // and B takes the row, its CPU step waiting for the core until 7. C and D wake (2 × 1 =
+    // 2 ms, 7–9): C commits at 9. D wakes alone, which costs nothing: it holds 9–10. Answers
+    // at 1, 7, 9, 10 ms; 8 ms of CPU in all (a cost per waiter alone would give 3 + 2 + 1).
+    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 1\n[machine]\ncores = 1\nherd_cpu_ms = 1\n\
+                [machine.cpu]\nms = 0\n[arrivals]\ntrace = \"t.csv\"\n";
+    fs::write(dir.path().join("test.toml"), text).unwrap();
+    let run = &simulate(&on_pipeline(dir.path(), text))[0];
+    let machine = run.machine.as_ref().unwrap();
+    let responses = machine.responses.as_ref().unwrap().summary();
+    assert_eq!(responses.max_ns, 10_000_000);
+    assert_eq!(responses.mean_ns, 6_750_000, "(1 + 7 + 9 + 10) / 4 ms");
+    assert_eq!(machine.cpu_busy_ns, 8_000_000);
+}
+
+#[test]
 fn a_random_grant_order_serves_each_waiter_with_the_same_chance() {
     // Six clients, no think time, one row with a constant 1 ms hold. At every release five
     // clients wait and one is drawn: each waiter's wait in holds is geometric with p = 1/5,
@@ -482,6 +502,10 @@ fn validation_names_the_machine_field_at_fault() {
         (
             "[hold]\nms = 1\n[client]\nidle_overhead_ms = -1\n",
             "client.idle_overhead_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 2\nherd_cpu_ms = -0.001\n[machine.cpu]\nms = 1\n",
+            "machine.herd_cpu_ms",
         ),
         (
             "[hold]\nms = 1\n[machine]\ncores = 2\nidle_wake_cpu_ms = -0.5\n[machine.cpu]\nms = 1\n",

@@ -855,7 +855,8 @@ impl<O: Observer> Pipeline<O> {
     }
 
     /// `row`, held since `since`, is released now: it goes to the next job waiting for it,
-    /// and every waiter woken costs the shared cores `wake_cpu`.
+    /// and every waiter woken costs the shared cores `wake_cpu`, and `herd_cpu` for every
+    /// other waiter woken with it.
     fn release_row(&mut self, row: u32, since: SimTime) {
         let held = self.measured_overlap(since, self.now);
         self.locks
@@ -864,7 +865,7 @@ impl<O: Observer> Pipeline<O> {
             let woken = u64::from(next.waiters) + 1;
             let taker = next.job;
             self.take_row(next);
-            if self.machine.wake_cpu > 0 {
+            if self.machine.wake_cpu > 0 || self.machine.herd_cpu > 0 {
                 self.wake_waiters(taker, woken);
             }
         }
@@ -873,11 +874,16 @@ impl<O: Observer> Pipeline<O> {
     /// `woken` waiters of a released row (`taker` among them) wake and race for it: their
     /// CPU queues on the shared cores as one piece of work.
     fn wake_waiters(&mut self, taker: u32, woken: u64) {
-        if self.cores.is_none() {
+        let cpu = self
+            .machine
+            .wake_cpu
+            .saturating_add(self.machine.herd_cpu.saturating_mul(woken - 1))
+            .saturating_mul(woken);
+        if self.cores.is_none() || cpu == 0 {
             return;
         }
         let id = self.allocate(Job {
-            cpu: self.machine.wake_cpu.saturating_mul(woken),
+            cpu,
             ..Job::new(self.jobs[taker as usize].arrival, Kind::Wake)
         });
         self.work(id);
