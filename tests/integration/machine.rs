@@ -6,7 +6,9 @@
 use std::fs;
 use std::path::Path;
 
+use shardsim::model::ShardRun;
 use shardsim::scenario::{Overrides, Scenario};
+use shardsim::stats::WaitSummary;
 use shardsim::theory;
 
 use crate::common::{repo, run_text, shardsim, simulate, stderr};
@@ -177,20 +179,32 @@ fn a_flush_whose_leader_waited_starts_after_its_wake_up() {
     }
 }
 
-#[test]
-fn waking_a_rows_waiters_takes_the_shared_cores_from_its_holder() {
+/// `updates` updates of one row sent at 0 (hold 1 ms, no CPU of their own, one core) with
+/// `wake` — the `[machine]` line of what waking its waiters costs: the run, its responses, and
+/// the CPU its core was busy.
+fn one_row_at_once(updates: usize, wake: &str) -> (ShardRun, WaitSummary, u128) {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("t.csv"), "t_ms,key\n0,p\n0,p\n0,p\n").unwrap();
-    // One row, hold 1 ms, no CPU of its own, one core, 2 ms of CPU per waiter woken. A holds
-    // 0–1 and commits; B and C wake (4 ms on the core, 1–5) and B takes the row: its hold ends
-    // at 2 but its (empty) CPU step waits for the core until 5. C wakes alone (2 ms, 5–7),
-    // holds 5–6 and waits for the core until 7. Answers at 1, 5, 7 ms; 6 ms of CPU in all.
-    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 1\n[machine]\ncores = 1\nwake_cpu_ms = 2\n\
-                [machine.cpu]\nms = 0\n[arrivals]\ntrace = \"t.csv\"\n";
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let run = &simulate(&on_pipeline(dir.path(), text))[0];
+    let trace = format!("t_ms,key\n{}", "0,p\n".repeat(updates));
+    fs::write(dir.path().join("t.csv"), trace).unwrap();
+    let text = format!(
+        "shards = [1]\nduration_s = 1\n[hold]\nms = 1\n[machine]\ncores = 1\n{wake}\n\
+         [machine.cpu]\nms = 0\n[arrivals]\ntrace = \"t.csv\"\n"
+    );
+    fs::write(dir.path().join("test.toml"), &text).unwrap();
+    let run = simulate(&on_pipeline(dir.path(), &text)).remove(0);
     let machine = run.machine.as_ref().unwrap();
     let responses = machine.responses.as_ref().unwrap().summary();
+    let cpu_busy_ns = machine.cpu_busy_ns;
+    (run, responses, cpu_busy_ns)
+}
+
+#[test]
+fn waking_a_rows_waiters_takes_the_shared_cores_from_its_holder() {
+    // 2 ms of CPU per waiter woken. A holds 0–1 and commits; B and C wake (4 ms on the core,
+    // 1–5) and B takes the row: its hold ends at 2 but its (empty) CPU step waits for the core
+    // until 5. C wakes alone (2 ms, 5–7), holds 5–6 and waits for the core until 7. Answers
+    // at 1, 5, 7 ms; 6 ms of CPU in all.
+    let (run, responses, cpu_busy_ns) = one_row_at_once(3, "wake_cpu_ms = 2");
     assert_eq!(responses.max_ns, 7_000_000);
     assert_eq!(responses.mean_ns, 4_333_333, "(1 + 5 + 7) / 3 ms");
     assert_eq!(
@@ -198,27 +212,20 @@ fn waking_a_rows_waiters_takes_the_shared_cores_from_its_holder() {
         5_000_000,
         "C gets the row at 5 ms"
     );
-    assert_eq!(machine.cpu_busy_ns, 6_000_000);
+    assert_eq!(cpu_busy_ns, 6_000_000);
 }
 
 #[test]
 fn a_herd_of_woken_waiters_costs_the_cores_for_every_pair_of_them() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("t.csv"), "t_ms,key\n0,p\n0,p\n0,p\n0,p\n").unwrap();
-    // One row, hold 1 ms, no CPU of its own, one core, 1 ms of CPU per waiter woken for every
-    // other woken with it. A holds 0–1; B, C and D wake (3 × 2 × 1 = 6 ms on the core, 1–7)
-    // and B takes the row, its CPU step waiting for the core until 7. C and D wake (2 × 1 =
-    // 2 ms, 7–9): C commits at 9. D wakes alone, which costs nothing: it holds 9–10. Answers
-    // at 1, 7, 9, 10 ms; 8 ms of CPU in all (a cost per waiter alone would give 3 + 2 + 1).
-    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 1\n[machine]\ncores = 1\nherd_cpu_ms = 1\n\
-                [machine.cpu]\nms = 0\n[arrivals]\ntrace = \"t.csv\"\n";
-    fs::write(dir.path().join("test.toml"), text).unwrap();
-    let run = &simulate(&on_pipeline(dir.path(), text))[0];
-    let machine = run.machine.as_ref().unwrap();
-    let responses = machine.responses.as_ref().unwrap().summary();
+    // 1 ms of CPU per waiter woken for every other woken with it. A holds 0–1; B, C and D
+    // wake (3 × 2 × 1 = 6 ms on the core, 1–7) and B takes the row, its CPU step waiting for
+    // the core until 7. C and D wake (2 × 1 = 2 ms, 7–9): C commits at 9. D wakes alone,
+    // which costs nothing: it holds 9–10. Answers at 1, 7, 9, 10 ms; 8 ms of CPU in all (a
+    // cost per waiter alone would give 3 + 2 + 1).
+    let (_, responses, cpu_busy_ns) = one_row_at_once(4, "herd_cpu_ms = 1");
     assert_eq!(responses.max_ns, 10_000_000);
     assert_eq!(responses.mean_ns, 6_750_000, "(1 + 7 + 9 + 10) / 4 ms");
-    assert_eq!(machine.cpu_busy_ns, 8_000_000);
+    assert_eq!(cpu_busy_ns, 8_000_000);
 }
 
 #[test]
