@@ -778,7 +778,11 @@ fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
     write("calibration.svg", chart.svg.as_bytes())?;
     write("calibration.png", &chart.png)?;
     staging.commit()?;
-    if !args.quiet {
+    if args.quiet {
+        for warning in calibration.warnings() {
+            eprintln!("warning: {warning}");
+        }
+    } else {
         print!("{}", terminal::calibration_table(&calibration));
         println!("wrote {}", out.display());
     }

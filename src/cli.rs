@@ -125,7 +125,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "N", value_parser = values::cores)]
     pub cores: Option<u32>,
 
-    /// Print nothing but errors.
+    /// Print nothing but errors, and the warnings that the calibration cannot be trusted (the
+    /// database moved by itself, the machine stalled).
     #[arg(long, short)]
     pub quiet: bool,
 }

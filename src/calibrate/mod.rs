@@ -517,6 +517,20 @@ impl Calibration {
         (stalls.fitted_p99_ns() as f64 > STALLED_TAIL * stalls.p50_ns as f64).then_some(stalls)
     }
 
+    /// What says the calibration cannot be trusted, each a line: the database moved by itself
+    /// by more than ±15% (`steadiness: …`), or the machine stalled under the lightest open
+    /// stream (`stalls: …`). `--quiet` prints these still, where it prints nothing else.
+    pub fn warnings(&self) -> Vec<String> {
+        let moved = self
+            .steadiness()
+            .filter(|steadiness| !steadiness.is_steady())
+            .map(|steadiness| format!("steadiness: {}", steadiness.describe()));
+        let stalled = self
+            .stalls()
+            .map(|stalls| format!("stalls: {}", stalls.describe()));
+        moved.into_iter().chain(stalled).collect()
+    }
+
     /// `calibration.toml`: where it comes from, then the sections a scenario includes.
     pub fn toml(&self) -> String {
         let m = &self.machine;
@@ -694,10 +708,16 @@ mod tests {
             "{}",
             moved.describe()
         );
-        // A move past ±15% is a warning, in the table and the TOML's comments.
+        assert!(steady.warnings().is_empty(), "{:?}", steady.warnings());
+        // A move past ±15% is a warning, in the table, the TOML's comments and the lines
+        // `--quiet` still prints.
         let shaky = measured_twice(46_826.0, 26_112.0);
         let moved = shaky.steadiness().expect("measured again");
         assert!(!moved.is_steady());
+        assert_eq!(
+            shaky.warnings(),
+            [format!("steadiness: {}", moved.describe())]
+        );
         assert!(moved.describe().contains("-44%"), "{}", moved.describe());
         assert!(
             moved
@@ -764,6 +784,8 @@ mod tests {
         let stalls = stalled.stalls().expect("560 times its median");
         assert_eq!(stalls.rate_per_s, 1_258.0);
         let said = stalls.describe();
+        assert!(quiet.warnings().is_empty());
+        assert_eq!(stalled.warnings(), [format!("stalls: {said}")]);
         assert!(
             said.starts_with("the lightest open stream (1,258/s) measured a p99 of 224 ms, 560 times its median of 400 µs"),
             "{said}"
