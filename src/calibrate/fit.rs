@@ -1132,10 +1132,9 @@ mod recovery {
         // A server of two cores fitted with up to four: the core counts part after their
         // first passes (only one count's searches are finished), and the count kept must be
         // the truth's, with every run reproduced (throughput within 3%). No herd: with the
-        // herd's CPU of `truth` the count parted wrong — to four cores when the first passes
-        // searched the herd too, to one now that they leave it out (the parting is a
-        // heuristic, measured on calibrations without the herd; the four here since fitted one
-        // core, as 28 of the 29 kept from before had).
+        // herd's CPU of `truth`, four cores' first passes ended lower and the count parted
+        // wrong (the parting is a heuristic, measured on calibrations here, all of them
+        // fitted to one core with the herd too).
         let truth = Machine {
             cores: 2,
             cpu_ms: 0.08,
