@@ -60,7 +60,7 @@ const STALLED_TAIL: f64 = 20.0;
 /// to 64 waiters the time of an update on one row grows far faster than from 4 to 32 (without
 /// durable commits here, by 47–54 µs against 6 µs), which no count up to 32 shows: fitted
 /// without it, the model called one row stable at 60% of its peak with 64 connections in 6 of
-/// 13 rounds where it collapsed in all 13.
+/// 15 rounds where it collapsed in all 15.
 pub const HERD_CLIENTS: u32 = validate::OPEN_CONNECTIONS;
 
 /// What `calibrate` measures.
