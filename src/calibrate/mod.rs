@@ -55,6 +55,14 @@ const STEADY_WITHIN: f64 = 0.15;
 /// 63–66 ms where 1.1–26 ms were measured).
 const STALLED_TAIL: f64 = 20.0;
 
+/// Clients of the one-row run beyond the client counts: as many as an open stream of
+/// `validate` has connections, the herd a backlogged stream wakes at every commit. From 32
+/// to 64 waiters the time of an update on one row grows far faster than from 4 to 32 (without
+/// durable commits here, by 47–54 µs against 6 µs), which no count up to 32 shows: fitted
+/// without it, the model called one row stable at 60% of its peak with 64 connections in 6 of
+/// 13 rounds where it collapsed in all 13. It is fitted after the rest ([`fit::fit_herd`]).
+pub const HERD_CLIENTS: u32 = validate::OPEN_CONNECTIONS;
+
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
 pub struct Design {
@@ -222,8 +230,9 @@ impl Stalls {
 }
 
 impl Design {
-    /// The runs, in the order they are made: one row at each client count, then many rows,
-    /// then the middle row counts at the most clients (they separate CPU from flush).
+    /// The runs, in the order they are made: one row at each client count and at as many
+    /// clients as an open stream has connections ([`HERD_CLIENTS`]), then many rows, then the
+    /// middle row counts at the most clients (they separate CPU from flush).
     pub fn loads(&self) -> Vec<Load> {
         let load = |rows: u32, clients: u32| Load {
             rows,
@@ -234,6 +243,9 @@ impl Design {
         };
         let most = self.clients.iter().copied().max().unwrap_or(1);
         let mut loads: Vec<Load> = self.clients.iter().map(|&c| load(1, c)).collect();
+        if most < HERD_CLIENTS {
+            loads.push(load(1, HERD_CLIENTS));
+        }
         if self.max_rows > 1 {
             loads.extend(self.clients.iter().map(|&c| load(self.max_rows, c)));
             let mut middle = 4;
@@ -248,12 +260,12 @@ impl Design {
     /// The busiest closed loop — the most rows at the most clients, the machine's capacity,
     /// which moves most when the host does — measured again after the open streams.
     pub fn again(&self) -> Load {
-        let loads = self.loads();
-        let busiest = |load: &&Load| (load.clients, load.rows);
-        *loads
+        let most = self.clients.iter().copied().max().unwrap_or(1);
+        *self
+            .loads()
             .iter()
-            .max_by_key(busiest)
-            .expect("a design has at least one client count")
+            .find(|load| load.rows == self.max_rows && load.clients == most)
+            .expect("a design has its most rows at its most clients")
     }
 
     /// The open streams measured after the closed loops, over the most rows: a light one at
@@ -288,7 +300,7 @@ impl Design {
             + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
         let again = self.again();
         format!(
-            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself); about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself); about {:.0} s of load, then the fit",
             runs,
             WARMUP_S,
             self.duration_s,
@@ -298,6 +310,11 @@ impl Design {
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join(", "),
+            if self.clients.iter().all(|&c| c < HERD_CLIENTS) {
+                format!(", one row at {HERD_CLIENTS} (the herd a backlogged stream wakes)")
+            } else {
+                String::new()
+            },
             if self.max_rows > 4 {
                 format!(
                     ", then the row counts between at {}",
@@ -369,7 +386,11 @@ pub fn calibrate(
         .map(|(load, m)| observation(load, m, durable))
         .collect();
     progress("fitting the model to the runs");
+    let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = observations
+        .into_iter()
+        .partition(|run| design.clients.iter().all(|&c| run.clients > c));
     let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
+    let machine = fit::fit_herd(&machine, &observations, &herd_runs);
     let streams: Vec<(OpenStream, Observation)> = open_loads
         .iter()
         .zip(&open_measured)
@@ -629,16 +650,26 @@ mod tests {
                 .describe()
                 .contains("then the row counts between at 32")
         );
-        assert_eq!(design(64).loads().len(), 4 + 2);
+        // One row at 1, 32 and 64 clients (the herd), 64 rows at 1 and 32, then 4 and 16.
+        assert_eq!(design(64).loads().len(), 3 + 2 + 2);
         assert!(!design(4).describe().contains("row counts between"));
-        assert_eq!(design(4).loads().len(), 4);
+        assert_eq!(design(4).loads().len(), 3 + 2);
+        let herd = (design(4).loads()[2].rows, design(4).loads()[2].clients);
+        assert_eq!(herd, (1, HERD_CLIENTS));
+        assert!(design(4).describe().contains(", one row at 64 (the herd"));
+        let to_64 = Design {
+            clients: vec![1, 64],
+            ..design(4)
+        };
+        assert_eq!(to_64.loads().len(), 2 + 2, "64 clients are a count already");
+        assert!(!to_64.describe().contains("the herd"));
         // The busiest loop is measured again at the end, and the plan says so.
         assert_eq!(
             (design(64).again().rows, design(64).again().clients),
             (64, 32)
         );
         assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
-        assert!(design(64).describe().starts_with("10 runs"));
+        assert!(design(64).describe().starts_with("11 runs"));
         assert!(
             design(64)
                 .describe()

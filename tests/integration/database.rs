@@ -84,9 +84,10 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         assert!(out.join(file).exists(), "{file}");
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
-    // Four closed loops (1 and 4 rows at 1 and 4 clients), the three open streams, then the
-    // busiest loop again.
-    assert_eq!(csv.lines().count(), 1 + 8, "{csv}");
+    // Five closed loops (1 row at 1, 4 and 64 clients — the herd of a backlogged stream — and
+    // 4 rows at 1 and 4), the three open streams, then the busiest loop again.
+    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    assert!(csv.lines().nth(3).unwrap().starts_with("1,64,,"), "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
     let column = |name: &str| header.iter().position(|h| h == name).unwrap();
@@ -95,19 +96,19 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
         let measured: f64 = record[column("measured_tps")].parse().unwrap();
         assert!(measured > 50.0, "a real database commits: {record:?}");
     }
-    for open in &records[4..7] {
+    for open in &records[5..8] {
         assert!(!open[column("offered_per_s")].is_empty(), "{open:?}");
         assert_eq!(&open[column("run")], "open");
         let steady: f64 = open[column("measured_steady_p99_ms")].parse().unwrap();
         assert!(steady > 0.0, "{open:?}");
     }
-    for closed in records[..4].iter().chain(&records[7..]) {
+    for closed in records[..5].iter().chain(&records[8..]) {
         assert!(
             closed[column("measured_steady_p99_ms")].is_empty(),
             "{closed:?}"
         );
     }
-    let again = &records[7];
+    let again = &records[8];
     assert_eq!(
         (
             &again[column("rows")],
