@@ -72,9 +72,10 @@ pub struct MachineModel {
     /// for it); 0 without `[machine]`.
     pub wake_cpu: SimTime,
     /// CPU on the shared cores for each waiter woken, for every other waiter woken with it
-    /// (they contend with each other as they race): a release that wakes `w` costs
-    /// `w × wake_cpu + w × (w − 1) × herd_cpu`; 0 without `[machine]`.
-    pub herd_cpu: SimTime,
+    /// (they contend with each other as they race; below 0, they share part of their
+    /// wake-up): a release that wakes `w` costs `w × max(0, wake_cpu + (w − 1) × herd_cpu)`,
+    /// in signed ns, at least −`wake_cpu`; 0 without `[machine]`.
+    pub herd_cpu: i64,
     /// CPU on the shared cores for every request sent on an idle connection; 0 without
     /// `[machine]`.
     pub idle_wake_cpu: SimTime,

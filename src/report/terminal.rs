@@ -40,10 +40,11 @@ fn machine_phrase(scenario: &Scenario) -> String {
             units::duration(machine.wake_cpu)
         ));
     }
-    if machine.herd_cpu > 0 {
+    if machine.herd_cpu != 0 {
         parts.push(format!(
-            "{} CPU per waiter woken for each woken with it",
-            units::duration(machine.herd_cpu)
+            "{} CPU {} per waiter woken for each woken with it",
+            units::duration(machine.herd_cpu.unsigned_abs()),
+            if machine.herd_cpu > 0 { "more" } else { "less" }
         ));
     }
     if let Some(cpu) = &machine.cpu {

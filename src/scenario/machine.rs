@@ -27,7 +27,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
     let machine = file.machine.as_ref();
     let wake = optional_ms(machine.and_then(|m| m.wake_ms), "machine.wake_ms")?;
     let wake_cpu = optional_ms(machine.and_then(|m| m.wake_cpu_ms), "machine.wake_cpu_ms")?;
-    let herd_cpu = optional_ms(machine.and_then(|m| m.herd_cpu_ms), "machine.herd_cpu_ms")?;
+    let herd_cpu = herd_ns(machine.and_then(|m| m.herd_cpu_ms), wake_cpu)?;
     let idle_wake_cpu = optional_ms(
         machine.and_then(|m| m.idle_wake_cpu_ms),
         "machine.idle_wake_cpu_ms",
@@ -122,6 +122,24 @@ fn optional_ms(ms: Option<f64>, field: &str) -> Result<SimTime, FieldError> {
             .map(ms_f64_to_ns)
             .map_err(|m| (field.to_owned(), m))
     })
+}
+
+/// `[machine] herd_cpu_ms` in signed nanoseconds: at least −`wake_cpu` (a waiter woken with
+/// one other costs at least nothing; with more, the engine keeps each at 0 or above).
+fn herd_ns(ms: Option<f64>, wake_cpu: SimTime) -> Result<i64, FieldError> {
+    let Some(ms) = ms else { return Ok(0) };
+    let floor = wake_cpu as f64 / 1e6;
+    if ms.is_finite() && ms >= -floor && ms <= MAX_HOLD_MS {
+        return Ok((ms * 1e6).round() as i64);
+    }
+    Err((
+        "machine.herd_cpu_ms".to_owned(),
+        format!(
+            "must be a finite number ≥ −wake_cpu_ms ({}) and ≤ {MAX_HOLD_MS}, got {ms}: below 0, \
+             waiters woken together share part of their wake-up, never more than all of it",
+            if floor > 0.0 { -floor } else { 0.0 }
+        ),
+    ))
 }
 
 /// `[client] {name}_ms` (a constant) or `[client.{name}]` (a distribution), for `overhead`

@@ -229,6 +229,19 @@ fn a_herd_of_woken_waiters_costs_the_cores_for_every_pair_of_them() {
 }
 
 #[test]
+fn a_herd_below_zero_shares_the_wake_up_and_never_pays_back() {
+    // 2 ms of CPU per waiter woken, 1 ms less for every other woken with it. A holds 0–1; B,
+    // C, D and E wake, each at 2 − 3 × 1 < 0 ms: nothing (not a refund), and B holds 1–2. C,
+    // D and E wake at 2 − 2 = 0 ms; C holds 2–3. D and E wake at 1 ms each (2 ms on the core,
+    // 3–5); D holds 3–4 and its CPU step waits for the core until 5. E wakes alone (2 ms,
+    // 5–7), holds 5–6 and waits until 7. Answers at 1, 2, 3, 5, 7 ms; 4 ms of CPU in all.
+    let (_, responses, cpu_busy_ns) = one_row_at_once(5, "wake_cpu_ms = 2\nherd_cpu_ms = -1");
+    assert_eq!(responses.max_ns, 7_000_000);
+    assert_eq!(responses.mean_ns, 3_600_000, "(1 + 2 + 3 + 5 + 7) / 5 ms");
+    assert_eq!(cpu_busy_ns, 4_000_000);
+}
+
+#[test]
 fn a_random_grant_order_serves_each_waiter_with_the_same_chance() {
     // Six clients, no think time, one row with a constant 1 ms hold. At every release five
     // clients wait and one is drawn: each waiter's wait in holds is geometric with p = 1/5,
@@ -512,6 +525,10 @@ fn validation_names_the_machine_field_at_fault() {
         ),
         (
             "[hold]\nms = 1\n[machine]\ncores = 2\nherd_cpu_ms = -0.001\n[machine.cpu]\nms = 1\n",
+            "machine.herd_cpu_ms",
+        ),
+        (
+            "[hold]\nms = 1\n[machine]\ncores = 2\nwake_cpu_ms = 2\nherd_cpu_ms = -2.5\n[machine.cpu]\nms = 1\n",
             "machine.herd_cpu_ms",
         ),
         (

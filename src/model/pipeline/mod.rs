@@ -865,7 +865,7 @@ impl<O: Observer> Pipeline<O> {
             let woken = u64::from(next.waiters) + 1;
             let taker = next.job;
             self.take_row(next);
-            if self.machine.wake_cpu > 0 || self.machine.herd_cpu > 0 {
+            if self.machine.wake_cpu > 0 || self.machine.herd_cpu != 0 {
                 self.wake_waiters(taker, woken);
             }
         }
@@ -874,11 +874,11 @@ impl<O: Observer> Pipeline<O> {
     /// `woken` waiters of a released row (`taker` among them) wake and race for it: their
     /// CPU queues on the shared cores as one piece of work.
     fn wake_waiters(&mut self, taker: u32, woken: u64) {
-        let cpu = self
-            .machine
-            .wake_cpu
-            .saturating_add(self.machine.herd_cpu.saturating_mul(woken - 1))
-            .saturating_mul(woken);
+        let others = i64::try_from(woken - 1).unwrap_or(i64::MAX);
+        let per_waiter = i64::try_from(self.machine.wake_cpu)
+            .unwrap_or(i64::MAX)
+            .saturating_add(self.machine.herd_cpu.saturating_mul(others));
+        let cpu = u64::try_from(per_waiter).unwrap_or(0).saturating_mul(woken);
         if self.cores.is_none() || cpu == 0 {
             return;
         }
