@@ -87,8 +87,9 @@ pub struct Machine {
     pub wake_ms: f64,
     /// CPU of waking one waiter of a released row, ms.
     pub wake_cpu_ms: f64,
-    /// CPU of waking one waiter for every other woken with it, ms (the herd's contention;
-    /// fitted last, from one row at more clients than the rest: [`fit_herd`]).
+    /// CPU of waking one waiter for every other woken with it, ms (the herd's contention, or
+    /// below 0 the part of their wake-ups they share; fitted last, from one row at more
+    /// clients than the rest: [`fit_herd`]).
     pub herd_cpu_ms: f64,
     /// CPU of one update, ms.
     pub cpu_ms: f64,
@@ -182,10 +183,15 @@ impl Machine {
             },
             self.wake_ms,
             self.wake_cpu_ms,
-            if self.herd_cpu_ms > 0.0 {
+            if self.herd_cpu_ms != 0.0 {
                 format!(
-                    " and {:.6} ms more for every other woken with it",
-                    self.herd_cpu_ms
+                    " and {:.6} ms {} for every other woken with it",
+                    self.herd_cpu_ms.abs(),
+                    if self.herd_cpu_ms > 0.0 {
+                        "more"
+                    } else {
+                        "less"
+                    }
                 )
             } else {
                 String::new()
@@ -215,7 +221,7 @@ impl Machine {
             self.cores,
             self.wake_ms,
             self.wake_cpu_ms,
-            if self.herd_cpu_ms > 0.0 {
+            if self.herd_cpu_ms != 0.0 {
                 format!("herd_cpu_ms = {:.9}\n", self.herd_cpu_ms)
             } else {
                 String::new()
@@ -632,18 +638,23 @@ impl<'a> Search<'a> {
     }
 }
 
-/// The herd's shares of the wake-up CPU [`fit_herd`] tries: none, then every 2% to 98%.
-const HERD_SHARES: usize = 50;
+/// The herd's shares of the wake-up CPU [`fit_herd`] tries, in steps of 2%: from −96% (a
+/// waiter woken among 64 costs 1% of one woken among 32) to 98% (a waiter woken alone costs
+/// 2% of it), nearest none first.
+const HERD_STEPS: (i32, i32) = (-48, 49);
+/// A step of the herd's share.
+const HERD_STEP: f64 = 0.02;
 
 /// `machine` (fitted to `observations`, which reach at most `most` clients) with the CPU of
-/// a woken waiter split between its own wake-up and the herd woken with it — `wake_cpu_ms` +
-/// (`most` − 1) × `herd_cpu_ms` kept at the fitted wake-up CPU, so that a waiter woken among
-/// the most clients fitted costs what the fit found — at the herd's share whose simulation
-/// best matches `observations` and `herd_runs` together: one row at more clients than
-/// `most`, where a release wakes more waiters than in any fitted run. Without such a run the
-/// machine is kept (no measurement sees the herd). Searched on a fixed grid of shares, the
-/// lowest share on a tie: the simulated runs move in small steps as a term moves, so a
-/// search that follows the misfit's slope stops at the first step.
+/// a woken waiter split between its own wake-up and the herd woken with it (which adds to
+/// it, or below 0 shares part of it) — `wake_cpu_ms` + (`most` − 1) × `herd_cpu_ms` kept at
+/// the fitted wake-up CPU, so that a waiter woken among the most clients fitted costs what
+/// the fit found — at the herd's share whose simulation best matches `observations` and
+/// `herd_runs` together: one row at more clients than `most`, where a release wakes more
+/// waiters than in any fitted run. Without such a run the machine is kept (no measurement
+/// sees the herd). Searched on a fixed grid of shares
+/// ([`HERD_STEPS`]), the one nearest none on a tie: the simulated runs move in small steps
+/// as a term moves, so a search that follows the misfit's slope stops at the first step.
 pub fn fit_herd(
     machine: &Machine,
     observations: &[Observation],
@@ -661,8 +672,11 @@ pub fn fit_herd(
         herd_cpu_ms: whole * share / f64::from(most - 1),
         ..*machine
     };
-    (0..HERD_SHARES)
-        .map(|step| with_share(step as f64 / HERD_SHARES as f64))
+    let mut steps: Vec<i32> = (HERD_STEPS.0..=HERD_STEPS.1).collect();
+    steps.sort_by_key(|step| (step.abs(), *step < 0));
+    steps
+        .into_iter()
+        .map(|step| with_share(f64::from(step) * HERD_STEP))
         .map(|candidate| (total_misfit(&candidate, &runs), candidate))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map_or(*machine, |(_, best)| best)
@@ -914,20 +928,22 @@ mod recovery {
         }
     }
 
-    /// Calibration's design measured on `truth`, each run simulated as the fit simulates it
-    /// (the same seconds and seeds), so that the truth fits exactly.
+    /// One run of `machine` simulated as the fit simulates it (the same seconds and seeds),
+    /// so that the machine that made it fits it exactly.
+    fn measure(machine: &Machine, rows: u32, clients: u32) -> Observation {
+        let first = machine.simulate(rows, clients, 1.0);
+        machine.simulate(rows, clients, simulated_seconds(first.tps))
+    }
+
+    /// Calibration's design measured on `truth` (up to 32 clients).
     fn observe(truth: &Machine) -> Vec<Observation> {
-        let observe = |rows: u32, clients: u32| {
-            let first = truth.simulate(rows, clients, 1.0);
-            truth.simulate(rows, clients, simulated_seconds(first.tps))
-        };
         let mut runs: Vec<(u32, u32)> = [1, 64]
             .into_iter()
             .flat_map(|rows| [1, 2, 4, 8, 16, 32].map(|clients| (rows, clients)))
             .collect();
         runs.extend([(4, 32), (16, 32)]);
         runs.into_iter()
-            .map(|(rows, clients)| observe(rows, clients))
+            .map(|(rows, clients)| measure(truth, rows, clients))
             .collect()
     }
 
@@ -1099,43 +1115,42 @@ mod recovery {
 
     #[test]
     fn the_herd_is_split_from_the_wake_up_by_one_row_at_more_clients() {
-        // A server whose waiters cost 4 µs each to wake and 0.2 µs more for every other woken
-        // with them: at 32 clients each woken waiter costs 10.2 µs, at 64 16.6 µs. The rest of
-        // the fit sees the runs up to 32 clients, where a wake-up of 10.2 µs a waiter (no
-        // herd) matches them; one row at 64 clients must split it back into its two terms.
-        let truth = Machine {
-            wake_cpu_ms: 0.004,
-            herd_cpu_ms: 0.0002,
-            flush_ms: None,
-            ..truth(GrantOrder::Fifo)
-        };
-        let observations = observe(&truth);
-        let herd_run = |machine: &Machine| {
-            let first = machine.simulate(1, 64, 1.0);
-            machine.simulate(1, 64, simulated_seconds(first.tps))
-        };
-        let herd_runs = [herd_run(&truth)];
-        let linear = Machine {
-            wake_cpu_ms: truth.wake_cpu_ms + 31.0 * truth.herd_cpu_ms,
-            herd_cpu_ms: 0.0,
-            ..truth
-        };
-        let linear_64 = herd_run(&linear).tps;
-        assert!(
-            linear_64 > herd_runs[0].tps * 1.1,
-            "the herd must show at 64 clients: {linear_64:.0}/s against {:.0}/s",
-            herd_runs[0].tps
-        );
-        let fitted = fit_herd(&linear, &observations, &herd_runs);
-        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
-        assert!(close(fitted.herd_cpu_ms, truth.herd_cpu_ms), "{fitted:?}");
-        assert!(close(fitted.wake_cpu_ms, truth.wake_cpu_ms), "{fitted:?}");
-        let fitted_64 = herd_run(&fitted).tps;
-        assert!(close(fitted_64, herd_runs[0].tps), "{fitted_64:.0}/s");
-        // No run beyond the rest's clients: nothing sees the herd, the machine is kept.
-        assert_eq!(fit_herd(&linear, &observations, &[]), linear);
-        let within = [observations[5]];
-        assert_eq!(fit_herd(&linear, &observations, &within), linear);
+        // Two servers: one whose waiters cost 4 µs each to wake and 0.2 µs more for every
+        // other woken with them (10.2 µs a waiter at 32 clients, 16.6 µs at 64), one whose
+        // cost 12 µs less 0.1 µs for every other (8.9 µs at 32, 5.7 µs at 64). The rest of the
+        // fit sees the runs up to 32 clients, where the wake-up a waiter costs there (no herd)
+        // matches them; one row at 64 clients must split it back into its two terms.
+        for (wake_cpu_ms, herd_cpu_ms) in [(0.004, 0.0002), (0.012, -0.0001)] {
+            let truth = Machine {
+                wake_cpu_ms,
+                herd_cpu_ms,
+                flush_ms: None,
+                ..truth(GrantOrder::Fifo)
+            };
+            let observations = observe(&truth);
+            let herd_runs = [measure(&truth, 1, 64)];
+            let linear = Machine {
+                wake_cpu_ms: wake_cpu_ms + 31.0 * herd_cpu_ms,
+                herd_cpu_ms: 0.0,
+                ..truth
+            };
+            let linear_64 = measure(&linear, 1, 64).tps;
+            assert!(
+                (linear_64 / herd_runs[0].tps - 1.0).abs() > 0.1,
+                "the herd must show at 64 clients: {linear_64:.0}/s against {:.0}/s",
+                herd_runs[0].tps
+            );
+            let fitted = fit_herd(&linear, &observations, &herd_runs);
+            let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+            assert!(close(fitted.herd_cpu_ms, herd_cpu_ms), "{fitted:?}");
+            assert!(close(fitted.wake_cpu_ms, wake_cpu_ms), "{fitted:?}");
+            let fitted_64 = measure(&fitted, 1, 64).tps;
+            assert!(close(fitted_64, herd_runs[0].tps), "{fitted_64:.0}/s");
+            // No run beyond the rest's clients: nothing sees the herd, the machine is kept.
+            assert_eq!(fit_herd(&linear, &observations, &[]), linear);
+            let within = [observations[5]];
+            assert_eq!(fit_herd(&linear, &observations, &within), linear);
+        }
     }
 
     #[test]
