@@ -37,6 +37,7 @@ pub struct Target {
 impl Target {
     /// Parses `conn` (flag `--db`) and completes it from the environment.
     pub fn parse(conn: &str) -> Result<Target, InputError> {
+        check_percent_escapes(conn)?;
         let mut config = Config::from_str(conn).map_err(|_| {
             InputError::flag(
                 "--db",
@@ -105,6 +106,31 @@ impl Target {
             message: describe(err),
         }
     }
+}
+
+/// Refuses a URL with a `%` not followed by two hex digits, as libpq does (the client library
+/// would take it literally and look for a user or host named `%zz`).
+fn check_percent_escapes(conn: &str) -> Result<(), InputError> {
+    let is_url = ["postgres://", "postgresql://"]
+        .iter()
+        .any(|scheme| conn.starts_with(scheme));
+    if !is_url {
+        return Ok(());
+    }
+    let bytes = conn.as_bytes();
+    for (at, _) in conn.match_indices('%') {
+        let escape = bytes.get(at + 1..at + 3);
+        if !escape.is_some_and(|pair| pair.iter().all(u8::is_ascii_hexdigit)) {
+            let shown: String = conn[at..].chars().take(3).collect();
+            return Err(InputError::flag(
+                "--db",
+                format!(
+                    "has an invalid percent escape \"{shown}\": a URL writes a reserved character as % and two hex digits (%40 for @)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Adds a host given as text: a socket directory when it is a path, else a host name.
@@ -236,6 +262,19 @@ mod tests {
         }
         let err = Target::parse("host='unterminated").unwrap_err().to_string();
         assert!(err.starts_with("--db: not a connection string"), "{err}");
+        for conn in [
+            "postgres://%zz@h",
+            "postgresql://u@h/db%4",
+            "postgres://u@h/%",
+        ] {
+            let err = Target::parse(conn).unwrap_err().to_string();
+            assert!(
+                err.starts_with("--db: has an invalid percent escape"),
+                "{err}"
+            );
+        }
+        let target = Target::parse("postgres://b%40b@h/l%69kes").unwrap();
+        assert_eq!(target.shown(), "host=h port=5432 dbname=likes user=b@b");
     }
 
     #[test]
