@@ -608,22 +608,12 @@ impl<'a> Search<'a> {
     /// one — while that still improves the fit by more than [`STALL_GAIN`]; the machine it
     /// ends at and its misfit.
     fn finish(mut self) -> (Machine, f64) {
-        for restart in 0..MAX_RESTARTS {
-            let step = if restart % 2 == 0 { 0.7 } else { 0.2 };
-            let (next, next_cost) = nelder_mead(
-                &|point| self.misfit(point),
-                &self.best,
-                step,
-                MACHINE_BUDGET,
-            );
-            let improved = next_cost < self.cost * (1.0 - STALL_GAIN);
-            if next_cost < self.cost {
-                (self.best, self.cost) = (next, next_cost);
-            }
-            if !improved {
-                break;
-            }
-        }
+        (self.best, self.cost) = restart_while_improving(
+            &|point| self.misfit(point),
+            (self.best.clone(), self.cost),
+            &[0.7, 0.2],
+            MACHINE_BUDGET,
+        );
         (self.machine(), self.cost)
     }
 
@@ -734,14 +724,8 @@ pub fn fit_idle(machine: &Machine, measured: &[(OpenStream, Observation)]) -> Ma
         (p99 / median).ln().ln(),
         (0.1 * machine.cpu_ms).ln(),
     ];
-    let (mut best, mut best_cost) = nelder_mead(&cost, &start, 0.5, IDLE_BUDGET);
-    for _ in 0..MAX_RESTARTS {
-        let (next, next_cost) = nelder_mead(&cost, &best, 0.2, IDLE_BUDGET);
-        if next_cost >= best_cost * (1.0 - STALL_GAIN) {
-            break;
-        }
-        (best, best_cost) = (next, next_cost);
-    }
+    let first = nelder_mead(&cost, &start, 0.5, IDLE_BUDGET);
+    let (best, _) = restart_while_improving(&cost, first, &[0.2], IDLE_BUDGET);
     with(&best)
 }
 
@@ -755,6 +739,30 @@ fn open_misfit(simulated: &Observation, measured: &Observation) -> f64 {
     log_error(simulated.tps, measured.tps).powi(2)
         + log_error(simulated.p50_ms, measured.p50_ms).powi(2)
         + tail_weight * tail.powi(2)
+}
+
+/// Nelder–Mead restarted from the best point so far — a new, smaller simplex escapes a
+/// collapsed one — with first-simplex steps taken in turn from `steps`, at most
+/// [`MAX_RESTARTS`] times and while a restart lowers the misfit by more than [`STALL_GAIN`]
+/// of itself; the best point and its misfit (a restart's lower point is kept even when it
+/// gained less).
+fn restart_while_improving(
+    cost: &dyn Fn(&[f64]) -> f64,
+    (mut best, mut best_cost): (Vec<f64>, f64),
+    steps: &[f64],
+    budget: Budget,
+) -> (Vec<f64>, f64) {
+    for step in steps.iter().cycle().take(MAX_RESTARTS) {
+        let (next, next_cost) = nelder_mead(cost, &best, *step, budget);
+        let improved = next_cost < best_cost * (1.0 - STALL_GAIN);
+        if next_cost < best_cost {
+            (best, best_cost) = (next, next_cost);
+        }
+        if !improved {
+            break;
+        }
+    }
+    (best, best_cost)
 }
 
 /// What one pass of a search may spend.
