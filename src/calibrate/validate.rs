@@ -272,7 +272,7 @@ pub struct Validation {
 }
 
 /// Measures every point `repeats` times — round by round, so a machine that drifts moves
-/// every point alike — and predicts each once.
+/// every point alike — drops its schema, then predicts each point once.
 pub fn validate(
     target: &Target,
     calibration: &Path,
@@ -297,17 +297,17 @@ pub fn validate(
             measured[index].push(repeat(load, &load::run(target, load, seed)?));
         }
     }
+    schema
+        .drop_now()
+        .map_err(|err: DbFailure| anyhow::anyhow!(err))?;
     let calibrated = calibrated_runs(calibration);
     let mut points = Vec::with_capacity(loads.len());
-    for (load, repeats) in loads.iter().zip(measured) {
-        progress("simulating");
+    for (index, (load, repeats)) in loads.iter().zip(measured).enumerate() {
+        progress(&format!("simulating point {}/{}", index + 1, loads.len()));
         let mut point = point(*load, repeats, predict(calibration, load)?);
         point.calibrated_tps = calibrated_tps(&calibrated, load);
         points.push(point);
     }
-    schema
-        .drop_now()
-        .map_err(|err: DbFailure| anyhow::anyhow!(err))?;
     Ok(Validation {
         server: target.shown().to_owned(),
         synchronous_commit,
