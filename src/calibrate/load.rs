@@ -53,11 +53,50 @@ pub struct Measured {
 
 /// One client's counts.
 struct ClientTally {
+    /// Updates committed in the measured seconds (whenever they were sent): the throughput.
     measured: u64,
     total: u64,
+    /// Response times of the updates sent in the measured seconds and answered by their end.
     responses: WaitStats,
     /// An open stream's responses by window of send time (none for a closed loop).
     windows: Vec<Histogram<u32>>,
+}
+
+impl ClientTally {
+    fn new(load: &Load) -> ClientTally {
+        ClientTally {
+            measured: 0,
+            total: 0,
+            responses: WaitStats::new(),
+            windows: new_windows(load),
+        }
+    }
+
+    /// Counts an update sent at `sent` and answered at `answered` (both since the run's
+    /// start) in a run measured over `measured` (the warm-up's end to the run's end). The
+    /// throughput counts what the database committed in those seconds, as the model counts
+    /// its commits — a stream that fell behind still commits at the row's pace, though what
+    /// it answers then was sent long before — and the responses are those of the updates
+    /// sent in them.
+    fn count(&mut self, sent: Duration, answered: Duration, measured: &std::ops::Range<Duration>) {
+        self.total += 1;
+        if answered < measured.start || answered > measured.end {
+            return;
+        }
+        self.measured += 1;
+        if sent < measured.start {
+            return;
+        }
+        let response = u64::try_from((answered - sent).as_nanos()).unwrap_or(u64::MAX);
+        self.responses.record(response);
+        if self.windows.is_empty() {
+            return;
+        }
+        let window_ns = ((measured.end - measured.start).as_nanos() / WINDOWS as u128).max(1);
+        let window = ((sent - measured.start).as_nanos() / window_ns) as usize;
+        self.windows[window.min(WINDOWS - 1)]
+            .saturating_record(response.clamp(1, WINDOW_HIGHEST_NS));
+    }
 }
 
 /// Runs `load` and measures it.
@@ -208,15 +247,9 @@ fn drive(
         ))
         .map_err(fail)?;
     let mut rng = SmallRng::seed_from_u64(seed);
-    let measure_from = load.warmup;
     let end = load.warmup + load.duration;
-    let mut tally = ClientTally {
-        measured: 0,
-        total: 0,
-        responses: WaitStats::new(),
-        windows: new_windows(load),
-    };
-    let window_ns = (load.duration.as_nanos() / WINDOWS as u128).max(1);
+    let measured = load.warmup..end;
+    let mut tally = ClientTally::new(load);
     loop {
         let (sent, elapsed) = match load.rate_per_s {
             None => {
@@ -240,17 +273,7 @@ fn drive(
         }
         let shard = rng.random_range(0..load.rows as i32);
         client.execute(&update, &[&shard]).map_err(fail)?;
-        let answered = begin.elapsed();
-        tally.total += 1;
-        if sent >= measure_from && answered <= end {
-            tally.measured += 1;
-            let response = u64::try_from((answered - sent).as_nanos()).unwrap_or(u64::MAX);
-            tally.responses.record(response);
-            let window = ((sent - measure_from).as_nanos() / window_ns) as usize;
-            if let Some(window) = tally.windows.get_mut(window.min(WINDOWS - 1)) {
-                window.saturating_record(response.clamp(1, WINDOW_HIGHEST_NS));
-            }
-        }
+        tally.count(sent, begin.elapsed(), &measured);
     }
     Ok(tally)
 }
@@ -300,6 +323,37 @@ mod tests {
             }
         }
         windows
+    }
+
+    #[test]
+    fn throughput_counts_commits_in_the_measured_seconds_and_responses_their_sends() {
+        let load = Load {
+            rows: 1,
+            clients: 1,
+            rate_per_s: Some(1000.0),
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(5),
+        };
+        let measured = load.warmup..load.warmup + load.duration;
+        let mut tally = ClientTally::new(&load);
+        let s = Duration::from_secs_f64;
+        // Answered in the warm-up; sent in it and answered in the measured seconds (a stream
+        // that fell behind); sent and answered in them (windows 1 and 5); answered after.
+        for (sent, answered) in [
+            (0.2, 0.5),
+            (0.5, 3.0),
+            (1.5, 1.502),
+            (5.9, 5.95),
+            (5.0, 6.5),
+        ] {
+            tally.count(s(sent), s(answered), &measured);
+        }
+        assert_eq!((tally.total, tally.measured), (5, 3));
+        let responses = tally.responses.summary();
+        assert_eq!(responses.count, 2);
+        assert_eq!(responses.max_ns, 50_000_000);
+        let counts: Vec<u64> = tally.windows.iter().map(Histogram::len).collect();
+        assert_eq!(counts, [1, 0, 0, 0, 1]);
     }
 
     #[test]
