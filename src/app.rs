@@ -846,7 +846,7 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
             .map_err(|err| IoFailure::new(&staging.path(name), err))
     };
     write("validation.csv", &validation.csv(&tolerance))?;
-    let chart = chart::validation_chart(&validation).map_err(anyhow::Error::msg)?;
+    let chart = chart::validation_chart(&validation, args.p99_rel).map_err(anyhow::Error::msg)?;
     write("validation.svg", chart.svg.as_bytes())?;
     write("validation.png", &chart.png)?;
     staging.commit()?;

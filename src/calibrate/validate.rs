@@ -708,6 +708,76 @@ mod tests {
         }
     }
 
+    fn predicted_at(tps: f64, p99_ms: u64, stable: bool) -> Prediction {
+        Prediction {
+            tps,
+            responses: WaitSummary {
+                p99_ns: p99_ms * 1_000_000,
+                ..WaitSummary::default()
+            },
+            stable,
+            metastable: false,
+        }
+    }
+
+    #[test]
+    fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
+        let closed = Load {
+            rate_per_s: None,
+            clients: 32,
+            ..open_load()
+        };
+        let one_row = Load {
+            rows: 1,
+            ..open_load()
+        };
+        let points = vec![
+            point(
+                closed,
+                vec![repeat(3_000.0, 40, true)],
+                predicted_at(3_100.0, 45, true),
+            ),
+            point(
+                open_load(),
+                vec![repeat(1_000.0, 2, true), repeat(990.0, 3, true)],
+                predicted_at(1_000.0, 3, true),
+            ),
+            // Kept up where the model says it falls behind: on the throughput panel only,
+            // ringed.
+            point(
+                one_row,
+                vec![repeat(995.0, 5, true)],
+                predicted_at(700.0, 900, false),
+            ),
+            // Fell behind, as predicted: a cross on the throughput panel only.
+            point(
+                one_row,
+                vec![repeat(600.0, 900, false)],
+                predicted_at(620.0, 950, false),
+            ),
+        ];
+        let chart = crate::report::chart::validation_chart(&validation_of(points), 0.25).unwrap();
+        for text in [
+            "throughput",
+            "p99 response (points that kept up)",
+            "measured p99",
+            "p99 within ±25% (the tolerance)",
+        ] {
+            assert!(chart.svg.contains(text), "{text}");
+        }
+        let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
+        // Dots: three that kept up on the throughput panel, the two the tolerance judges on
+        // the p99 panel, and the legend's; rings: the verdict that differs and the legend's.
+        assert_eq!(count("7"), 3 + 2 + 1);
+        assert_eq!(count("13"), 1 + 1);
+        let none_kept_up = vec![point(
+            one_row,
+            vec![repeat(600.0, 900, false)],
+            predicted_at(620.0, 950, false),
+        )];
+        assert!(crate::report::chart::validation_chart(&validation_of(none_kept_up), 0.25).is_ok());
+    }
+
     #[test]
     fn a_point_is_judged_by_the_median_of_its_repeats_and_shows_their_range() {
         // One repeat stalled (p99 9 ms) and one fell behind (850/s of 1,000/s offered).

@@ -1757,25 +1757,34 @@ const WRONG: RGBColor = RGBColor(214, 39, 40);
 /// The validation chart: predicted against measured throughput, one mark per point.
 pub fn validation_chart(
     validation: &crate::calibrate::validate::Validation,
+    p99_rel: f64,
 ) -> Result<Chart, String> {
     register_bundled_font();
-    render("validation", &ValidationFigure { validation })
+    render(
+        "validation",
+        &ValidationFigure {
+            validation,
+            p99_rel,
+        },
+    )
 }
+
+/// The band of the p99 tolerance on the validation chart.
+const TOLERANCE_BAND: RGBColor = RGBColor(222, 235, 247);
 
 struct ValidationFigure<'a> {
     validation: &'a crate::calibrate::validate::Validation,
+    /// The p99 tolerance, relative (`--p99-rel`).
+    p99_rel: f64,
 }
 figure!(ValidationFigure);
 
 impl ValidationFigure<'_> {
+    /// Two panels under one title: throughput predicted against measured (every point), and
+    /// the p99 response predicted against measured where the tolerance judges it (points the
+    /// database and the model both keep up with), inside the tolerance's band.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let points = &self.validation.points;
-        let top = points
-            .iter()
-            .flat_map(|p| [p.measured_tps, p.predicted_tps])
-            .fold(1.0_f64, f64::max)
-            * 1.1;
         let mut legend = Legend::default();
         legend.add("closed loops of 32 clients", Mark::Line(PALETTE[0]));
         legend.add(
@@ -1790,13 +1799,44 @@ impl ValidationFigure<'_> {
         legend.add("the repeats' range", Mark::Line(PALETTE[7]));
         legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
         legend.add("the model's verdict differs", Mark::Ring(WRONG));
-        let (plot_area, legend_area) = legend.split(root);
-        let caption = format!(
-            "validation (synchronous_commit = {}): predicted against measured",
-            self.validation.synchronous_commit
+        legend.add(
+            format!("p99 within ±{:.0}% (the tolerance)", 100.0 * self.p99_rel),
+            Mark::Fill(TOLERANCE_BAND.to_rgba()),
         );
-        let mut chart = build(&plot_area, caption, 0.0..top, 0.0..top, false)?;
-        let label = |v: &f64| units::count(v.round() as u64);
+        let (plot_area, legend_area) = legend.split(root);
+        let body = plot_area.margin(12, 0, 0, 0).titled(
+            &format!(
+                "validation (synchronous_commit = {}): predicted against measured",
+                self.validation.synchronous_commit
+            ),
+            (FONT, 30),
+        )?;
+        let half = body.dim_in_pixel().0 / 2;
+        let (left, right) = body.split_horizontally(half);
+        self.draw_throughput(&left)?;
+        self.draw_p99(&right)?;
+        legend.draw(&legend_area)
+    }
+
+    fn colour(point: &crate::calibrate::validate::Point) -> RGBColor {
+        if point.load.rate_per_s.is_none() {
+            PALETTE[0]
+        } else {
+            PALETTE[1]
+        }
+    }
+
+    /// Throughput, linear axes: a dot where the database kept up, a cross where it fell
+    /// behind, a ring where the model's verdict differs.
+    fn draw_throughput<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let points = &self.validation.points;
+        let top = points
+            .iter()
+            .flat_map(|p| [p.measured_tps, p.predicted_tps, p.tps_range().1])
+            .fold(1.0_f64, f64::max)
+            * 1.1;
+        let mut chart = build(area, "throughput".into(), 0.0..top, 0.0..top, false)?;
+        let label = |v: &f64| number(*v);
         draw_mesh(
             &mut chart,
             "measured updates per second",
@@ -1804,26 +1844,12 @@ impl ValidationFigure<'_> {
             &label,
             &label,
         )?;
-        chart.draw_series(DashedLineSeries::new(
-            vec![(0.0, 0.0), (top, top)],
-            12,
-            8,
-            PALETTE[7].stroke_width(2),
-        ))?;
+        draw_diagonal(&mut chart, 0.0..top)?;
         for point in points {
-            let colour = if point.load.rate_per_s.is_none() {
-                PALETTE[0]
-            } else {
-                PALETTE[1]
-            };
+            let colour = Self::colour(point);
             let at = (point.measured_tps, point.predicted_tps);
             let (low, high) = point.tps_range();
-            if high > low {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(low, at.1), (high, at.1)],
-                    colour.stroke_width(2),
-                )))?;
-            }
+            draw_range(&mut chart, (low, high), at.1, colour)?;
             if point.measured_stable {
                 chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
             } else {
@@ -1833,8 +1859,92 @@ impl ValidationFigure<'_> {
                 chart.draw_series(std::iter::once(Circle::new(at, 13, WRONG.stroke_width(3))))?;
             }
         }
-        legend.draw(&legend_area)
+        Ok(())
     }
+
+    /// The p99 response of the points the tolerance judges, on one duration axis for both
+    /// (log when they span decades), with the tolerance's band around the diagonal.
+    fn draw_p99<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let judged: Vec<_> = self
+            .validation
+            .points
+            .iter()
+            .filter(|p| p.measured_stable && p.predicted_stable)
+            .collect();
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let axis = Axis::fit_waits(judged.iter().flat_map(|p| {
+            let (low, high) = p.p99_range();
+            [ms(low), ms(high), ms(p.predicted.p99_ns)]
+        }));
+        let range = axis.range();
+        let mut chart = build(
+            area,
+            "p99 response (points that kept up)".into(),
+            range.clone(),
+            range.clone(),
+            false,
+        )?;
+        draw_mesh(
+            &mut chart,
+            &format!("measured p99{}", axis.note()),
+            &format!("predicted p99{}", axis.note()),
+            &|v| axis.label(*v),
+            &|v| axis.label(*v),
+        )?;
+        let band = |factor: f64| {
+            [axis.floor.max(1e-9), axis.top]
+                .map(|value| (axis.to_plot(value), axis.to_plot(value * factor)))
+        };
+        let (below, above) = (band(1.0 - self.p99_rel), band(1.0 + self.p99_rel));
+        chart.draw_series(std::iter::once(Polygon::new(
+            vec![below[0], below[1], above[1], above[0]],
+            TOLERANCE_BAND.filled(),
+        )))?;
+        draw_diagonal(&mut chart, range)?;
+        for point in judged {
+            let colour = Self::colour(point);
+            let at = (
+                axis.to_plot(ms(point.measured.p99_ns)),
+                axis.to_plot(ms(point.predicted.p99_ns)),
+            );
+            let (low, high) = point.p99_range();
+            let bar = (axis.to_plot(ms(low)), axis.to_plot(ms(high)));
+            draw_range(&mut chart, bar, at.1, colour)?;
+            chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
+        }
+        Ok(())
+    }
+}
+
+/// The dashed line where the model equals the measurement, over `range` (plot coordinates,
+/// the same on both axes).
+fn draw_diagonal<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    range: Range<f64>,
+) -> DrawResult<DB> {
+    chart.draw_series(DashedLineSeries::new(
+        vec![(range.start, range.start), (range.end, range.end)],
+        12,
+        8,
+        PALETTE[7].stroke_width(2),
+    ))?;
+    Ok(())
+}
+
+/// A horizontal bar from `low` to `high` at height `y` (plot coordinates): the repeats' range.
+fn draw_range<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    (low, high): (f64, f64),
+    y: f64,
+    colour: RGBColor,
+) -> DrawResult<DB> {
+    if high > low {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(low, y), (high, y)],
+            colour.stroke_width(2),
+        )))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
