@@ -825,6 +825,11 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
     if let Some(notice) = crate::calibrate::host::scheduling_notice(&target)? {
         say(notice);
     }
+    // An unreadable calibration is reported, as bad input, where validate reads it.
+    let calibration_text = std::fs::read_to_string(&args.calibration).unwrap_or_default();
+    for warning in validate::calibration_warnings(&calibration_text) {
+        eprintln!("warning: {warning}");
+    }
     let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
     let bar = crate::progress::StepBar::new(steps, args.quiet);
     let validation = validate::validate(

@@ -316,6 +316,33 @@ pub fn validate(
     })
 }
 
+/// What the calibration's own comments say against trusting it, each a line for a warning:
+/// `calibrate` writes them into `calibration.toml` when the database moved by itself by more
+/// than ±15% while it was measured, or when the machine stalled under its lightest open
+/// stream. Said before `validate` measures, so a user can stop and calibrate again.
+pub fn calibration_warnings(calibration_toml: &str) -> Vec<String> {
+    let comments: String = calibration_toml
+        .lines()
+        .filter_map(|line| line.strip_prefix('#'))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut warnings = Vec::new();
+    if comments.contains("by itself, more than ±") {
+        warnings.push(
+            "the calibration says the database moved by itself by more than ±15% while it was measured: no prediction of it can be closer than that; calibrate again on a quiet machine"
+                .to_owned(),
+        );
+    }
+    if comments.contains("Stalls: ") {
+        warnings.push(
+            "the calibration says the machine stalled while it measured the lightest open stream: its fitted idle connection took the stalls as its own, so its predicted p99s are too long for a database that does not stall; calibrate again on a quiet machine"
+                .to_owned(),
+        );
+    }
+    warnings
+}
+
 /// The loads of the validation.
 fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
     let load = |rows, clients, rate_per_s| Load {
@@ -776,6 +803,23 @@ mod tests {
             predicted_at(620.0, 950, false),
         )];
         assert!(crate::report::chart::validation_chart(&validation_of(none_kept_up), 0.25).is_ok());
+    }
+
+    #[test]
+    fn a_calibration_that_moved_or_stalled_is_said_before_it_is_validated() {
+        let moved = "# Steadiness: the busiest closed loop (64 rows, 32 clients) measured 15,809/s, and\n\
+                     # 12,221/s again at the end: the database moved by -23% by itself, more than\n\
+                     # ±15%: no fit can be closer to this database than that.\n\
+                     # Stalls: the lightest open stream (1,372/s) measured a steady p99 of 19 ms.\n\
+                     [hold]\nms = 0.1\n";
+        let warnings = calibration_warnings(moved);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("moved by itself by more than ±15%"));
+        assert!(warnings[1].contains("stalled"));
+        let steady = "# Steadiness: the busiest closed loop (64 rows, 32 clients) measured 19,875/s, and\n\
+                      # 19,407/s again at the end: the database moved by -2% by itself.\n\
+                      [hold]\nms = 0.1\n";
+        assert!(calibration_warnings(steady).is_empty());
     }
 
     #[test]
