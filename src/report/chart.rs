@@ -1754,7 +1754,8 @@ impl CalibrationFigure<'_> {
 /// The ring around a validation point whose verdict the model got wrong.
 const WRONG: RGBColor = RGBColor(214, 39, 40);
 
-/// The validation chart: predicted against measured throughput, one mark per point.
+/// The validation chart: predicted against measured throughput for every point, and the p99
+/// response of the points the tolerance judges inside a band of ±`p99_rel`.
 pub fn validation_chart(
     validation: &crate::calibrate::validate::Validation,
     p99_rel: f64,
