@@ -735,6 +735,11 @@ mod tests {
         );
         assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
         assert!(toml.contains("# shardsim calibrate: 3 runs"), "{toml}");
+        // `validate` reads the warning back from the comments; a steady move is none.
+        let read_back = validate::calibration_warnings(&toml);
+        assert_eq!(read_back.len(), 1, "{read_back:?}");
+        assert!(read_back[0].contains("moved by itself"), "{read_back:?}");
+        assert!(validate::calibration_warnings(&steady.toml()).is_empty());
         // Measured in order, the repeat last and named so in the CSV.
         let csv = String::from_utf8(shaky.csv()).expect("UTF-8");
         let kinds: Vec<&str> = csv
@@ -803,6 +808,10 @@ mod tests {
             toml.contains("# Stalls: the lightest open stream"),
             "{toml}"
         );
+        let read_back = validate::calibration_warnings(&toml);
+        assert_eq!(read_back.len(), 1, "{read_back:?}");
+        assert!(read_back[0].contains("stalled"), "{read_back:?}");
+        assert!(validate::calibration_warnings(&quiet.toml()).is_empty());
         assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
         let table = crate::report::terminal::calibration_table(&stalled);
         assert!(
