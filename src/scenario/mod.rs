@@ -225,8 +225,9 @@ impl Scenario {
     /// Parses and validates scenario text; `path` names it in errors and anchors a relative
     /// trace path. A scenario with a `[sweep]` is refused: see [`Scenario::parse_grid`].
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
-        let text = include::merged(path, text, overrides.calibration.as_deref())?;
-        let file = validate::parse(path, &text)?;
+        let merged = include::merged(path, text, overrides.calibration.as_deref())?;
+        let file = validate::parse(path, &merged.text, merged.verbatim())
+            .map_err(|err| merged.blame(err))?;
         if file.sweep.is_some() {
             return Err(InputError::scenario(
                 path,
@@ -234,7 +235,7 @@ impl Scenario {
                 "this command takes one configuration; shardsim run and shardsim plan expand a [sweep]",
             ));
         }
-        validate::resolve(path, file, overrides)
+        validate::resolve(path, file, overrides).map_err(|err| merged.blame(err))
     }
 
     /// Reads a scenario file and expands its `[sweep]` (if any) into every configuration.
@@ -251,9 +252,13 @@ impl Scenario {
         text: &str,
         overrides: &Overrides,
     ) -> Result<grid::Grid, InputError> {
-        let text = include::merged(path, text, overrides.calibration.as_deref())?;
-        let file = validate::parse(path, &text)?;
-        grid::expand(path, file, overrides)
+        let mut merged = include::merged(path, text, overrides.calibration.as_deref())?;
+        let file = validate::parse(path, &merged.text, merged.verbatim())
+            .map_err(|err| merged.blame(err))?;
+        if let Some(sweep) = &file.sweep {
+            merged.swept(sweep.keys());
+        }
+        grid::expand(path, file, overrides).map_err(|err| merged.blame(err))
     }
 
     /// The engines of a sweep, per policy in the scenario's order: every static shard count,

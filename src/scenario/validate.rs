@@ -47,20 +47,29 @@ pub const DEFAULT_SEED: u64 = 1;
 /// Synthetic users when `[users]` sets none.
 pub const DEFAULT_USERS: u64 = 1_000_000;
 
-/// Parses the TOML text, naming the field path and line of any error.
-pub(super) fn parse(path: &Path, text: &str) -> Result<ScenarioFile, InputError> {
-    let deserializer =
-        toml::Deserializer::parse(text).map_err(|err| toml_error(path, text, ".", &err))?;
+/// Parses the TOML text, naming the field path of any error, and its line when `verbatim`
+/// (the text is the file as written: with a calibration merged in, it is rewritten, and its
+/// line numbers would point nowhere in either file).
+pub(super) fn parse(path: &Path, text: &str, verbatim: bool) -> Result<ScenarioFile, InputError> {
+    let error = |field: &str, err: &toml::de::Error| toml_error(path, text, field, err, verbatim);
+    let deserializer = toml::Deserializer::parse(text).map_err(|err| error(".", &err))?;
     serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let field = err.path().to_string();
-        toml_error(path, text, &field, err.inner())
+        error(&field, err.inner())
     })
 }
 
-fn toml_error(path: &Path, text: &str, field: &str, err: &toml::de::Error) -> InputError {
+fn toml_error(
+    path: &Path,
+    text: &str,
+    field: &str,
+    err: &toml::de::Error,
+    verbatim: bool,
+) -> InputError {
     let message = err.message().trim().replace('\n', " ");
     let line = err
         .span()
+        .filter(|_| verbatim)
         .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
     match (field, line) {
         ("." | "", Some(line)) => InputError::scenario(path, format!("line {line}"), message),
