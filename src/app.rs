@@ -803,6 +803,7 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    validate::check_calibration(&args.calibration)?;
     drop(target.connect()?);
     let out = args
         .out

@@ -271,8 +271,8 @@ pub struct Validation {
     pub points: Vec<Point>,
 }
 
-/// Measures every point `repeats` times — round by round, so a machine that drifts moves
-/// every point alike — drops its schema, then predicts each point once.
+/// Predicts each point once, then measures every point `repeats` times — round by round, so
+/// a machine that drifts moves every point alike — and drops its schema.
 pub fn validate(
     target: &Target,
     calibration: &Path,
@@ -280,9 +280,19 @@ pub fn validate(
     repeats: u32,
     progress: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<Validation> {
-    let synchronous_commit = load::synchronous_commit(target)?;
+    // The predictions first: a calibration that cannot be simulated is refused before the
+    // database is touched, not after minutes of load.
     let one_row_peak = one_row_peak(calibration)?;
     let loads = loads(one_row_peak, duration_s);
+    let predictions = loads
+        .iter()
+        .enumerate()
+        .map(|(index, load)| {
+            progress(&format!("simulating point {}/{}", index + 1, loads.len()));
+            predict(calibration, load)
+        })
+        .collect::<Result<Vec<Prediction>, InputError>>()?;
+    let synchronous_commit = load::synchronous_commit(target)?;
     let schema = OwnSchema::create(target, 64)?;
     let mut measured: Vec<Vec<Repeat>> = vec![Vec::new(); loads.len()];
     for round in 0..repeats {
@@ -302,9 +312,8 @@ pub fn validate(
         .map_err(|err: DbFailure| anyhow::anyhow!(err))?;
     let calibrated = calibrated_runs(calibration);
     let mut points = Vec::with_capacity(loads.len());
-    for (index, (load, repeats)) in loads.iter().zip(measured).enumerate() {
-        progress(&format!("simulating point {}/{}", index + 1, loads.len()));
-        let mut point = point(*load, repeats, predict(calibration, load)?);
+    for ((load, repeats), prediction) in loads.iter().zip(measured).zip(predictions) {
+        let mut point = point(*load, repeats, prediction);
         point.calibrated_tps = calibrated_tps(&calibrated, load);
         points.push(point);
     }
@@ -357,6 +366,12 @@ fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
         OPEN_ROWS.map(|rows| load(rows, OPEN_CONNECTIONS, Some(share * one_row_peak)))
     });
     closed.into_iter().chain(open).collect()
+}
+
+/// Whether `calibration` is one validate can simulate (its sections valid in a scenario):
+/// checked before the database is reached, so that a bad file is bad input whatever the server.
+pub fn check_calibration(calibration: &Path) -> Result<(), InputError> {
+    one_row_peak(calibration).map(|_| ())
 }
 
 /// One row's peak by the calibration: updates back to back, each taken by a woken waiter.

@@ -359,3 +359,41 @@ fn an_unreachable_server_or_a_bad_string_fails_in_one_line_without_a_server() {
         );
     }
 }
+
+#[test]
+fn a_bad_calibration_is_refused_before_validate_reaches_the_server() {
+    // An unreachable server: the calibration is judged first, as bad input naming its file
+    // and field (exit 2); a good one goes on to the connection (exit 3).
+    let dir = tempfile::tempdir().unwrap();
+    let good = "[hold]\ndist = \"constant\"\nms = 0.01\n[machine]\ncores = 1\n\
+                [machine.cpu]\ndist = \"constant\"\nms = 0.03\n";
+    let cases = [
+        (
+            good.replace("cores = 1", "cores = 0"),
+            2,
+            "calibration.toml: machine.cores: ",
+        ),
+        (good.to_string(), 3, "cannot reach the server"),
+    ];
+    for (text, code, says) in cases {
+        std::fs::write(dir.path().join("calibration.toml"), &text).unwrap();
+        let output = shardsim(
+            dir.path(),
+            &[
+                "validate",
+                "--db",
+                "host=/nonexistent/socket/dir user=x dbname=x",
+                "--calibration",
+                "calibration.toml",
+                "--quiet",
+            ],
+        );
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(code), "{text}: {message}");
+        assert!(
+            message.contains(says) && message.lines().count() == 1,
+            "{text}: {message}"
+        );
+        assert!(!dir.path().join("output").exists(), "nothing written");
+    }
+}
