@@ -20,7 +20,7 @@ use crate::partition::Partition;
 use crate::plan::{self, PlanSettings};
 use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
-use crate::report::output::Staging;
+use crate::report::output::{Staging, write_file};
 use crate::report::summary::describe_slo;
 use crate::report::{self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal};
 use crate::scenario::grid::Grid;
@@ -44,8 +44,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Merge(args) => merge_slices(&args),
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(args.shell, &mut command, "shardsim", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut command, "shardsim", &mut script);
+            Ok(crate::stdout::print(script)?)
         }
     }
 }
@@ -190,16 +191,16 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let rows = &simulated.rows;
     let out = out_dir.display().to_string();
     match output_format(args.format, args.flags.quiet) {
-        Some(Format::Json) => print!("{}", json::render(&scenario, rows, &out)),
+        Some(Format::Json) => crate::stdout::print(json::render(&scenario, rows, &out))?,
         Some(Format::Table) => {
-            print!("{}", terminal::render(&scenario, rows, colour(&args.flags)));
+            crate::stdout::print(terminal::render(&scenario, rows, colour(&args.flags)))?;
             if scenario.regions.is_some() {
-                print!(
-                    "{}",
-                    report::regions::render(&scenario.variants(), &simulated.regions)
-                );
+                crate::stdout::print(report::regions::render(
+                    &scenario.variants(),
+                    &simulated.regions,
+                ))?;
             }
-            println!("wrote {out}");
+            crate::stdout::print(format!("wrote {out}\n"))?;
         }
         None => {}
     }
@@ -259,9 +260,11 @@ fn run_grid(
         threads(&args.flags),
         args.flags.max_memory.unwrap_or_else(budget::default_budget),
     )?;
-    let text = std::fs::read_to_string(&args.scenario).map_err(|err| {
-        InputError::file(&args.scenario, format!("cannot read the scenario: {err}"))
-    })?;
+    let text = crate::input::read_text(
+        &args.scenario,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the scenario",
+    )?;
     let name = grid.configurations[0].scenario.name.clone();
     let out_dir = args.out.clone().unwrap_or_else(|| match partition {
         Some(p) => Path::new("output").join(format!("{name}-slice-{}-of-{}", p.slice, p.slices)),
@@ -513,10 +516,10 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     }
     staging.commit()?;
     match output_format(args.format, args.flags.quiet) {
-        Some(Format::Json) => print!("{json}"),
+        Some(Format::Json) => crate::stdout::print(&json)?,
         Some(Format::Table) => {
-            print!("{table}");
-            println!("wrote {}", out_dir.display());
+            crate::stdout::print(&table)?;
+            crate::stdout::print(format!("wrote {}\n", out_dir.display()))?;
         }
         None => {}
     }
@@ -621,6 +624,22 @@ fn plan_targets(args: &PlanArgs, scenario: &Scenario) -> Result<Slo, InputError>
     Ok(targets)
 }
 
+/// Whether two paths name one existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Whether a line is the header of a `summary.csv` (a baseline `--update` may replace).
+fn is_summary_header(line: &str) -> bool {
+    let columns: Vec<&str> = line.split(',').collect();
+    ["scenario", "shards", "wait_p99_ms"]
+        .iter()
+        .all(|name| columns.contains(name))
+}
+
 /// The baseline `check` compares with: `--baseline`, else `baselines/<name>.csv` in the
 /// scenario's folder.
 fn baseline_path(args: &CheckArgs, scenario: &Scenario) -> PathBuf {
@@ -667,33 +686,64 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     };
     let tolerances = Tolerances::resolve(flags, &scenario.check, &args.scenario)?;
     let baseline_path = baseline_path(args, &scenario);
+    if let Some(junit) = &args.junit {
+        for (input, what) in [
+            (&args.scenario, "the scenario"),
+            (&baseline_path, "the baseline"),
+        ] {
+            if same_file(junit, input) {
+                return Err(InputError::flag(
+                    "--junit",
+                    format!(
+                        "{} is {what} check reads: name another file for the report",
+                        junit.display()
+                    ),
+                )
+                .into());
+            }
+        }
+    }
     let shown = baseline_path.display().to_string();
     let baseline = if args.update {
         None
     } else {
-        let text = std::fs::read_to_string(&baseline_path).map_err(|err| {
-            InputError::file(
+        if !baseline_path.exists() {
+            return Err(InputError::file(
                 &baseline_path,
-                format!("cannot read the baseline ({err}); create it with --update"),
+                "cannot read the baseline (there is no such file yet): create it with --update",
             )
-        })?;
-        Some(check::parse_summary(&baseline_path, &text)?)
+            .into());
+        }
+        let text = crate::input::read_text(
+            &baseline_path,
+            crate::input::MAX_BASELINE_BYTES,
+            "the baseline",
+        )?;
+        Some(check::parse_summary(&baseline_path, &text, &grid.fields)?)
     };
     let current_csv = checked_summary(&grid, &args.flags)?;
     let format = output_format(args.format, args.flags.quiet);
     let Some(baseline) = baseline else {
-        if let Some(parent) = baseline_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|err| IoFailure::new(parent, err))?;
-        }
-        std::fs::write(&baseline_path, &current_csv)
-            .map_err(|err| IoFailure::new(&baseline_path, err))?;
+        let is_summary = |head: &[u8]| {
+            String::from_utf8_lossy(head)
+                .lines()
+                .next()
+                .is_some_and(is_summary_header)
+        };
+        write_file(
+            &baseline_path,
+            &current_csv,
+            &is_summary,
+            args.overwrite,
+            "baseline",
+        )?;
         if format.is_some() {
-            println!("updated {shown}");
+            crate::stdout::print(format!("updated {shown}\n"))?;
         }
         return Ok(());
     };
     let current_text = String::from_utf8(current_csv).expect("the summary is UTF-8");
-    let current = check::parse_summary(Path::new("(this run)"), &current_text)?;
+    let current = check::parse_summary(Path::new("(this run)"), &current_text, &grid.fields)?;
     let moves = check::compare(&baseline_path, &baseline, &current, &tolerances)?;
     let outcome = report::check::Outcome {
         scenario: &scenario.name,
@@ -702,12 +752,18 @@ fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         strict: args.strict,
     };
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, report::check::render_junit(&outcome))
-            .map_err(|err| IoFailure::new(junit, err))?;
+        let xml = report::check::render_junit(&outcome);
+        write_file(
+            junit,
+            xml.as_bytes(),
+            &report::check::is_junit,
+            args.overwrite,
+            "JUnit report",
+        )?;
     }
     match format {
-        Some(Format::Json) => print!("{}", report::check::render_json(&outcome)),
-        Some(Format::Table) => print!("{}", report::check::render(&outcome, args.verbose)),
+        Some(Format::Json) => crate::stdout::print(report::check::render_json(&outcome))?,
+        Some(Format::Table) => crate::stdout::print(report::check::render(&outcome, args.verbose))?,
         None => {}
     }
     let failing: Vec<&check::Move> = moves.iter().filter(|m| outcome.fails(m)).collect();
@@ -783,8 +839,8 @@ fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
             eprintln!("warning: {warning}");
         }
     } else {
-        print!("{}", terminal::calibration_table(&calibration));
-        println!("wrote {}", out.display());
+        crate::stdout::print(terminal::calibration_table(&calibration))?;
+        crate::stdout::print(format!("wrote {}\n", out.display()))?;
     }
     Ok(())
 }
@@ -827,7 +883,12 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         say(notice);
     }
     // An unreadable calibration is reported, as bad input, where validate reads it.
-    let calibration_text = std::fs::read_to_string(&args.calibration).unwrap_or_default();
+    let calibration_text = crate::input::read_text(
+        &args.calibration,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the calibration",
+    )
+    .unwrap_or_default();
     for warning in validate::calibration_warnings(&calibration_text) {
         eprintln!("warning: {warning}");
     }
@@ -857,8 +918,8 @@ fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
     write("validation.png", &chart.png)?;
     staging.commit()?;
     if !args.quiet {
-        print!("{}", terminal::validation_table(&validation, &tolerance));
-        println!("wrote {}", out.display());
+        crate::stdout::print(terminal::validation_table(&validation, &tolerance))?;
+        crate::stdout::print(format!("wrote {}\n", out.display()))?;
     }
     let misses = validation.misses(&tolerance);
     if misses.is_empty() {

@@ -10,7 +10,7 @@ use std::mem::size_of;
 
 use crate::error::InputError;
 use crate::model::machine::GrantOrder;
-use crate::scenario::{ArrivalPlan, RateSegment, Scenario};
+use crate::scenario::{ArrivalPlan, RateSegment, Scenario, Variant};
 use crate::stats::WindowRow;
 
 /// Bytes of one wait histogram (HDR, 1 ns to 2⁵⁰ ns, 3 significant digits; 1,000
@@ -124,30 +124,19 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let first_run = (1 + pooled) * HISTOGRAM_BYTES;
     let later_run = FROZEN_RUN_BYTES + pooled * HISTOGRAM_BYTES;
     let arrivals = scenario.expected_arrivals() as f64;
-    let keys = (scenario.key_count() as f64).min(arrivals.max(1.0)) as u64;
-    let rows_per_key: u64 = variants
-        .iter()
-        .map(|v| {
-            u64::from(
-                scenario
-                    .adaptive
-                    .filter(|_| v.adaptive)
-                    .map_or(v.shards, |a| a.max),
-            )
-        })
-        .max()
-        .unwrap_or(1);
+    let (keys, key_rows) = touched_keys_and_rows(scenario, &variants, arrivals);
     let key_tables = if scenario.key_count() > 1 {
         KEY_HISTOGRAMS * KEY_HISTOGRAM_BYTES
     } else {
         0
     };
     let random_lines = if scenario.machine.grant_order == GrantOrder::Random {
-        keys * (1 + rows_per_key) * RANDOM_LINE_BYTES
+        (keys + key_rows) * RANDOM_LINE_BYTES
     } else {
         0
     };
-    let rows = keys * (KEY_BYTES + rows_per_key * ROW_BYTES)
+    let rows = keys * KEY_BYTES
+        + key_rows * ROW_BYTES
         + random_lines
         + key_tables
         + HISTOGRAM_BYTES
@@ -211,6 +200,50 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
             * variant_count as f64
             * replications as f64,
     }
+}
+
+/// The keys one engine is expected to touch and the rows they hold (the most of any variant).
+///
+/// Keys get their rows when first touched, so a million synthetic keys cost only those the
+/// arrivals reach: `Σ 1 − e^(−n·p_k)` for `n` arrivals and key `k`'s Zipf share `p_k`. A
+/// fixed variant gives each touched key its shard count; an adaptive one its start, plus — for
+/// a key that may grow — its largest row count twice over (each growth moves the key's rows
+/// and leaves the old ones behind). A key grows only once two of its updates meet within a
+/// hold, so its growth is counted with the chance of that, at most 1: at the peak rate `r_k`
+/// over the run's `T` seconds and a mean hold `h`, about `r_k² · h · T` such meetings. A trace's
+/// keys are all counted, each at its largest.
+fn touched_keys_and_rows(scenario: &Scenario, variants: &[Variant], arrivals: f64) -> (u64, u64) {
+    let fixed = variants
+        .iter()
+        .filter(|v| !v.adaptive)
+        .map(|v| u64::from(v.shards))
+        .max()
+        .unwrap_or(0);
+    let adaptive = scenario
+        .adaptive
+        .filter(|_| variants.iter().any(|v| v.adaptive));
+    let grown = adaptive.map_or(0, |a| 2 * u64::from(a.max));
+    let start = adaptive.map_or(0, |a| u64::from(a.start));
+    let count = scenario.key_count() as u64;
+    let synthetic = matches!(scenario.arrivals, ArrivalPlan::Poisson { .. })
+        && scenario.regions.is_none()
+        && count > 1;
+    if !synthetic {
+        let keys = count.min(arrivals.max(1.0) as u64).max(1);
+        return (keys, keys * fixed.max(start + grown));
+    }
+    let plan = &scenario.keys;
+    let peak = scenario.peak_total_per_s();
+    let meetings_per_share2 = peak * peak * scenario.row_hold_ns() / 1e9 * scenario.duration_s();
+    let (mut touched, mut growth) = (0.0, 0.0);
+    for rank in 1..=plan.count {
+        let share = f64::from(rank).powf(-plan.zipf_s) * plan.hot_share;
+        touched += -(-arrivals * share).exp_m1();
+        growth += (meetings_per_share2 * share * share).min(1.0);
+    }
+    let touched = touched.ceil();
+    let rows = (touched * fixed as f64).max(touched * start as f64 + growth * grown as f64);
+    (touched as u64, rows.ceil() as u64)
 }
 
 /// Checks a grid sweep as a whole: the work of every configuration (`estimates`) against the

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::InputError;
+use crate::error::{InputError, clip};
 use crate::scenario::file::CheckTable;
 
 /// Default relative tolerance.
@@ -233,17 +233,46 @@ pub type RowId = (String, u32, bool);
 pub type Summary = BTreeMap<RowId, BTreeMap<&'static str, Option<f64>>>;
 
 /// Parses a summary CSV (a baseline or this run's), naming the file and line of any problem.
-pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
+/// `swept` names the columns that tell a sweep's configurations apart (the sweep's fields);
+/// every column is found by name, so a baseline whose columns were reordered reads the same.
+pub fn parse_summary(path: &Path, text: &str, swept: &[String]) -> Result<Summary, InputError> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header = reader
         .headers()
         .map_err(|err| InputError::trace(path, 1, format!("malformed CSV header: {err}")))?
         .clone();
+    // A swept field may also be a column of its own (a sweep over `policy`).
+    for (at, column) in header.iter().enumerate() {
+        let repeated = header.iter().take(at).any(|earlier| earlier == column);
+        if repeated && !swept.iter().any(|field| field == column) {
+            return Err(InputError::trace(
+                path,
+                1,
+                format!(
+                    "the header names the column {:?} twice: each column once",
+                    clip(column)
+                ),
+            ));
+        }
+    }
     let index = |column: &str| header.iter().position(|h| h == column);
     let mode_at = index("mode");
     let policy_at = index("policy");
-    // A sweep's summary leads with one column per swept field: they name the configuration.
-    let swept = index("scenario").unwrap_or(0);
+    let swept_at = swept
+        .iter()
+        .map(|field| {
+            index(field).ok_or_else(|| {
+                InputError::trace(
+                    path,
+                    1,
+                    format!(
+                        "the header has no {:?} column, which this sweep varies; regenerate the baseline with --update",
+                        clip(field)
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<usize>, InputError>>()?;
     let shards_at = index("shards").ok_or_else(|| {
         InputError::trace(
             path,
@@ -276,7 +305,7 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             InputError::trace(
                 path,
                 line,
-                format!("shards {:?} is not a shard count", field(shards_at)),
+                format!("shards {:?} is not a shard count", clip(field(shards_at))),
             )
         })?;
         let mut values = BTreeMap::new();
@@ -291,7 +320,8 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
                         path,
                         line,
                         format!(
-                            "{column} {text:?} is not a finite number (an undefined figure is an empty cell)"
+                            "{column} {:?} is not a finite number (an undefined figure is an empty cell)",
+                            clip(text)
                         ),
                     )
                 })?)
@@ -300,9 +330,11 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
         }
         let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
         let mut policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
-        if swept > 0 {
-            let configuration: Vec<String> = (0..swept)
-                .map(|at| format!("{}={}", &header[at], field(at)))
+        if !swept.is_empty() {
+            let configuration: Vec<String> = swept
+                .iter()
+                .zip(&swept_at)
+                .map(|(name, &at)| format!("{name}={}", field(at)))
                 .collect();
             policy = format!("{} {policy}", configuration.join(" "));
         }
@@ -313,7 +345,10 @@ pub fn parse_summary(path: &Path, text: &str) -> Result<Summary, InputError> {
             return Err(InputError::trace(
                 path,
                 line,
-                format!("shard count {shards} of policy {policy:?} appears twice"),
+                format!(
+                    "shard count {shards} of policy {:?} appears twice",
+                    clip(&policy)
+                ),
             ));
         }
     }
@@ -351,14 +386,27 @@ pub fn compare(
             .collect::<Vec<String>>()
             .join(", ")
     };
-    let (old, new) = (names(baseline), names(current));
-    if old != new {
-        return Err(InputError::file(
-            baseline_path,
+    if baseline.keys().ne(current.keys()) {
+        let (old, new) = (names(baseline), names(current));
+        let policies = |summary: &Summary| -> Vec<String> {
+            let mut policies: Vec<String> = summary.keys().map(|id| id.0.clone()).collect();
+            policies.dedup();
+            policies
+        };
+        let message = if old == new {
             format!(
-                "has shard counts [{old}] but the run has [{new}]; compare like with like or --update the baseline"
-            ),
-        ));
+                "is for policy {:?} but the run is for {:?}; pass the baseline's --policy, or --update the baseline",
+                clip(&policies(baseline).join(",")),
+                clip(&policies(current).join(","))
+            )
+        } else {
+            format!(
+                "has rows [{}] but the run has [{}]; compare like with like or --update the baseline",
+                clip(&old),
+                clip(&new)
+            )
+        };
+        return Err(InputError::file(baseline_path, message));
     }
     let mut moves = Vec::new();
     for (id, values) in current {
@@ -489,6 +537,63 @@ mod tests {
         let err = compare(Path::new("b.csv"), &summary(4), &summary(8), &tolerances()).unwrap_err();
         assert!(err.to_string().contains("[4] but the run has [8]"));
     }
+
+    #[test]
+    fn a_baseline_of_another_policy_is_refused_naming_both() {
+        let summary =
+            |policy: &str| Summary::from([((policy.to_owned(), 4, false), BTreeMap::new())]);
+        let err = compare(
+            Path::new("b.csv"),
+            &summary("random"),
+            &summary("earliest-free"),
+            &tolerances(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("\"random\"")
+                && err.contains("\"earliest-free\"")
+                && err.contains("--policy"),
+            "{err}"
+        );
+    }
+
+    fn summary_text(columns: &[&str], row: impl Fn(&str) -> String) -> String {
+        let values: Vec<String> = columns.iter().map(|c| row(c)).collect();
+        format!("{}\n{}\n", columns.join(","), values.join(","))
+    }
+
+    #[test]
+    fn reordered_columns_read_the_same_and_a_repeated_column_is_refused() {
+        let mut columns: Vec<&str> = vec!["hold.ms", "scenario", "policy", "shards"];
+        columns.extend(COMPARED.iter().map(|(c, _)| *c));
+        let cell = |c: &str| match c {
+            "hold.ms" => "0.5".to_owned(),
+            "scenario" => "s".to_owned(),
+            "policy" => "random".to_owned(),
+            "shards" => "4".to_owned(),
+            "wait_p99_ms" => "7.5".to_owned(),
+            _ => "1".to_owned(),
+        };
+        let swept = vec!["hold.ms".to_owned()];
+        let text = summary_text(&columns, cell);
+        let parsed = parse_summary(Path::new("b.csv"), &text, &swept).unwrap();
+        let mut reordered = columns.clone();
+        reordered.reverse();
+        let again = parse_summary(Path::new("b.csv"), &summary_text(&reordered, cell), &swept);
+        assert_eq!(again.unwrap(), parsed);
+        let key = ("hold.ms=0.5 random".to_owned(), 4, false);
+        assert_eq!(parsed[&key]["wait_p99_ms"], Some(7.5));
+        let mut repeated = columns.clone();
+        repeated.push("wait_p99_ms");
+        let err = parse_summary(Path::new("b.csv"), &summary_text(&repeated, cell), &swept)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 1") && err.contains("\"wait_p99_ms\" twice"),
+            "{err}"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -522,7 +627,7 @@ mod count_tests {
             .map(|(c, _)| if c == "utilization" { "NaN" } else { "1" })
             .join(",");
         let text = format!("shards,{header}\n4,{values}\n");
-        let err = parse_summary(Path::new("b.csv"), &text)
+        let err = parse_summary(Path::new("b.csv"), &text, &[])
             .unwrap_err()
             .to_string();
         assert!(

@@ -329,8 +329,13 @@ pub struct CheckArgs {
     pub format: Option<Format>,
 
     /// Also write a JUnit XML report here (one test case per shard count and column), for CI.
+    /// An existing file is replaced only when it is a JUnit report of shardsim's.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Let --update and --junit replace a file that does not look like one shardsim wrote.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 /// Flags of `shardsim completions`.

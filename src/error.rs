@@ -30,6 +30,22 @@ fn clip_to(text: &str, limit: usize) -> Cow<'_, str> {
     }
 }
 
+/// The most characters of a file's path in an error.
+const PATH_CHARS: usize = 160;
+
+/// A path as an error names it: whole when short, else its start and its end (the file's own
+/// name) around `…`, with the full length.
+pub fn clip_path(path: &Path) -> String {
+    let text = path.display().to_string();
+    let count = text.chars().count();
+    if count <= PATH_CHARS {
+        return text;
+    }
+    let head: String = text.chars().take(60).collect();
+    let tail: String = text.chars().skip(count - 80).collect();
+    format!("{head}…{tail} ({count} characters)")
+}
+
 /// A message on one line of readable length: line breaks become spaces, and a message that
 /// echoed a huge value is cut.
 fn one_line(message: String) -> String {
@@ -86,7 +102,7 @@ impl InputError {
     /// A scenario field error.
     pub fn scenario(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
         InputError::Scenario {
-            file: file.display().to_string(),
+            file: clip_path(file),
             field: clip_to(&one_line(field.into()), FIELD_CHARS).into_owned(),
             message: one_line(message.into()),
         }
@@ -95,7 +111,7 @@ impl InputError {
     /// A trace line error.
     pub fn trace(file: &Path, line: u64, message: impl Into<String>) -> Self {
         InputError::Trace {
-            file: file.display().to_string(),
+            file: clip_path(file),
             line,
             message: one_line(message.into()),
         }
@@ -104,7 +120,7 @@ impl InputError {
     /// A file or folder error.
     pub fn file(file: &Path, message: impl Into<String>) -> Self {
         InputError::File {
-            file: file.display().to_string(),
+            file: clip_path(file),
             message: one_line(message.into()),
         }
     }
@@ -138,7 +154,7 @@ impl IoFailure {
     /// A failure to write or move `path`.
     pub fn new(path: &Path, message: impl std::fmt::Display) -> Self {
         IoFailure {
-            path: path.display().to_string(),
+            path: clip_path(path),
             message: one_line(message.to_string()),
         }
     }
@@ -178,5 +194,11 @@ mod tests {
         let message = InputError::trace(Path::new("t.csv"), 2, format!("bad {long}\nmore"));
         assert!(message.to_string().len() < 500);
         assert!(!message.to_string().contains('\n'));
+        let deep = Path::new(&"d/".repeat(2000)).join("summary.csv");
+        let err = IoFailure::new(&deep, "cannot write").to_string();
+        assert!(
+            err.len() < 300 && err.contains("summary.csv") && err.contains("4011 characters"),
+            "{err}"
+        );
     }
 }

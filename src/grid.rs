@@ -66,8 +66,8 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
     let text = finish(&staging, &head, &sweep_csv)?;
     staging.commit()?;
     if run.print {
-        print!("{text}");
-        println!("wrote {}", run.out_dir.display());
+        crate::stdout::print(&text)?;
+        crate::stdout::print(format!("wrote {}\n", run.out_dir.display()))?;
     }
     let rows =
         grid_report::read_sweep(grid.fields.len(), &sweep_csv).map_err(anyhow::Error::msg)?;
@@ -129,6 +129,7 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
     staging.write(partition::RUNS, lines.as_bytes())?;
     let manifest = Manifest {
         held: held.clone(),
+        runs_fingerprint: partition::fingerprint(&[&lines]),
         ..head_manifest(grid, run, partition)?
     };
     let json = serde_json::to_string_pretty(&manifest)? + "\n";
@@ -137,15 +138,15 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
     staging.write("scenario.toml", scenario_toml(first, run.text).as_bytes())?;
     staging.commit()?;
     if run.print {
-        println!(
-            "{}: slice {} of {} — {} of the {} units (configurations × replications)",
+        crate::stdout::print(format!(
+            "{}: slice {} of {} — {} of the {} units (configurations × replications)\n",
             first.name,
             partition.slice,
             partition.slices,
             held.len(),
             manifest.units
-        );
-        println!("wrote {}", run.out_dir.display());
+        ))?;
+        crate::stdout::print(format!("wrote {}\n", run.out_dir.display()))?;
     }
     Ok(())
 }
@@ -153,12 +154,25 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
 /// Joins the slices in `parts` into `out_dir`: byte for byte the output of the run that was
 /// partitioned. The scenario is reloaded from where the slices ran it, and must be unchanged.
 pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<()> {
+    if let Some(part) = parts.iter().find(|part| overlaps(out_dir, part)) {
+        return Err(InputError::flag(
+            "--out",
+            format!(
+                "{} would replace the slice {} it merges: name a folder outside the slices",
+                out_dir.display(),
+                part.display()
+            ),
+        )
+        .into());
+    }
     let slices = partition::read_slices(parts)?;
     let head = &slices.manifest;
     let path = &head.scenario_path;
-    let text = std::fs::read_to_string(path).map_err(|err| {
-        InputError::file(path, format!("cannot read the slices' scenario: {err}"))
-    })?;
+    let text = crate::input::read_text(
+        path,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the slices' scenario",
+    )?;
     let overrides = format!("{:?}", head.overrides);
     let version = env!("CARGO_PKG_VERSION");
     if partition::fingerprint(&[version, &text, &overrides]) != head.fingerprint {
@@ -213,20 +227,37 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
     }
     let staging = Staging::prepare(out_dir)?;
     let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
-    let toml = std::fs::read(slices.first.join("scenario.toml")).map_err(|err| {
-        InputError::file(
-            &slices.first.join("scenario.toml"),
-            format!("cannot read: {err}"),
-        )
-    })?;
-    staging.write("scenario.toml", &toml)?;
+    let toml = crate::input::read_text(
+        &slices.first.join("scenario.toml"),
+        crate::input::MAX_SCENARIO_BYTES,
+        "the slice's scenario.toml",
+    )?;
+    staging.write("scenario.toml", toml.as_bytes())?;
     let text = finish(&staging, head, &sweep_csv)?;
     staging.commit()?;
     if print {
-        print!("{text}");
-        println!("wrote {}", out_dir.display());
+        crate::stdout::print(&text)?;
+        crate::stdout::print(format!("wrote {}\n", out_dir.display()))?;
     }
     Ok(())
+}
+
+/// Whether one of two folders is, or lies inside, the other (as the file system resolves them;
+/// a folder that does not exist yet by its parent's resolved path).
+fn overlaps(a: &Path, b: &Path) -> bool {
+    let resolve = |path: &Path| {
+        std::fs::canonicalize(path).ok().or_else(|| {
+            let parent = match path.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent,
+                _ => Path::new("."),
+            };
+            Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
+        })
+    };
+    match (resolve(a), resolve(b)) {
+        (Some(a), Some(b)) => a.starts_with(&b) || b.starts_with(&a),
+        _ => false,
+    }
 }
 
 /// Writes the grid's `summary.csv`, `timeseries.csv` and `sweep.csv` from its blocks and
@@ -333,6 +364,7 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
         target: target_text(first),
         shard_counts: first.shards.len(),
         held: Vec::new(),
+        runs_fingerprint: String::new(),
     })
 }
 

@@ -3,6 +3,7 @@
 //!
 //! The data flows through the modules in order:
 //!
+//! - [`input`]: the user's files, read only when regular and not too large;
 //! - [`scenario`]: the TOML scenario, parsed and validated into a resolved [`scenario::Scenario`];
 //! - [`arrivals`]: the increments it offers (Poisson, a rate profile, or a replayed trace);
 //! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
@@ -17,6 +18,7 @@
 //!   terminal table;
 //! - [`theory`]: exact queueing results (Erlang C, M/D/1, M/D/c) to check and explain the numbers;
 //! - [`progress`]: progress bars while a sweep runs;
+//! - [`stdout`]: standard output, where a closed pipe ends the program quietly;
 //! - [`cli`] and [`app`]: the command line and the orchestration behind it.
 //!
 //! The exact core is [`model::ShardedCounter`], which reproduces the model's reference example:
@@ -42,6 +44,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod grid;
+pub mod input;
 pub mod interrupt;
 pub mod model;
 pub mod partition;
@@ -50,5 +53,6 @@ pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod stats;
+pub mod stdout;
 pub mod sweep;
 pub mod theory;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use shardsim::{app, cli::Cli, cli::values, error};
 
 fn main() -> ExitCode {
@@ -14,7 +14,10 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(err) => {
-            eprintln!("error: {}", values::one_line(&err));
+            let subcommand = std::env::args()
+                .nth(1)
+                .filter(|name| Cli::command().find_subcommand(name).is_some());
+            eprintln!("error: {}", values::one_line(&err, subcommand.as_deref()));
             return ExitCode::from(error::EXIT_BAD_INPUT);
         }
     };

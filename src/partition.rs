@@ -155,6 +155,8 @@ pub struct Manifest {
     pub shard_counts: usize,
     /// The units it holds: (configuration, replication).
     pub held: Vec<(usize, u32)>,
+    /// The [`fingerprint`] of its `runs.jsonl`, which the merge verifies.
+    pub runs_fingerprint: String,
 }
 
 /// One unit's results, a line of `runs.jsonl`.
@@ -255,7 +257,7 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
     }
     let mut units = Vec::with_capacity(head.units);
     for (folder, manifest) in by_slice.values() {
-        let read = read_units(folder)?;
+        let read = read_units(folder, manifest)?;
         let held: Vec<(usize, u32)> = read
             .iter()
             .map(|u| (u.configuration, u.replication))
@@ -287,20 +289,37 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
 
 fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
     let path = folder.join(MANIFEST);
-    let text = std::fs::read_to_string(&path).map_err(|err| {
-        InputError::file(
+    if !path.exists() {
+        return Err(InputError::file(
             folder,
-            format!("is not a slice's output (cannot read {MANIFEST}: {err}); run shardsim run --partition K/M first"),
-        )
-    })?;
+            format!(
+                "is not a slice's output (it has no {MANIFEST}); run shardsim run --partition K/M first"
+            ),
+        ));
+    }
+    let text = crate::input::read_text(
+        &path,
+        crate::input::MAX_MANIFEST_BYTES,
+        "a slice's manifest",
+    )?;
     serde_json::from_str(&text)
         .map_err(|err| InputError::file(&path, format!("is not a partition manifest: {err}")))
 }
 
-fn read_units(folder: &Path) -> Result<Vec<UnitRuns>, InputError> {
+/// Reads a slice's runs, refusing a file whose fingerprint is not the one its manifest
+/// recorded when the slice wrote it (edited, cut short or swapped since).
+fn read_units(folder: &Path, manifest: &Manifest) -> Result<Vec<UnitRuns>, InputError> {
     let path = folder.join(RUNS);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|err| InputError::file(&path, format!("cannot read: {err}")))?;
+    let text = crate::input::read_text(&path, crate::budget::default_budget(), "a slice's runs")?;
+    if fingerprint(&[&text]) != manifest.runs_fingerprint {
+        return Err(InputError::file(
+            &path,
+            format!(
+                "changed since slice {} of {} wrote it (its fingerprint is not the one partition.json records): re-run that slice",
+                manifest.slice, manifest.slices
+            ),
+        ));
+    }
     text.lines()
         .enumerate()
         .map(|(i, line)| {

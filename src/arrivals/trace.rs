@@ -376,15 +376,10 @@ impl<R: Read> Read for LineGuard<R> {
 
 impl TraceRows {
     fn open(path: &Path, traffic: Traffic) -> Result<Self, InputError> {
+        // Checked before opening: opening a FIFO would wait for a writer.
+        crate::input::check_regular(path, "the trace")?;
         let file = File::open(path)
             .map_err(|err| InputError::file(path, format!("cannot read the trace: {err}")))?;
-        let is_file = file.metadata().map(|m| m.is_file()).unwrap_or(false);
-        if !is_file {
-            return Err(InputError::file(
-                path,
-                "is not a regular file: a trace is a CSV file with a t_ms column",
-            ));
-        }
         let mut reader = ReaderBuilder::new()
             .trim(Trim::All)
             .from_reader(LineGuard::new(BufReader::with_capacity(1 << 16, file)));

@@ -94,9 +94,26 @@ impl Target {
         &self.shown
     }
 
-    /// Opens a connection, or says in one line why it cannot.
+    /// Opens a connection, or says in one line why it cannot. The client library's own
+    /// timeout covers reaching the socket only; a server that accepts and then says nothing
+    /// would hold the handshake for ever, so the whole of it is bounded by [`CONNECT_TIMEOUT`]
+    /// too (a handshake still waiting then is left to end with the process).
     pub fn connect(&self) -> Result<Client, DbFailure> {
-        self.config.connect(NoTls).map_err(|err| self.failure(&err))
+        let (sender, answer) = std::sync::mpsc::channel();
+        let config = self.config.clone();
+        std::thread::spawn(move || {
+            let _ = sender.send(config.connect(NoTls));
+        });
+        match answer.recv_timeout(CONNECT_TIMEOUT) {
+            Ok(connected) => connected.map_err(|err| self.failure(&err)),
+            Err(_) => Err(DbFailure {
+                target: self.shown.clone(),
+                message: format!(
+                    "cannot reach the server: it accepted the connection but did not answer within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
+            }),
+        }
     }
 
     /// A failure of this server, in one line.
@@ -188,7 +205,12 @@ fn password_from_environment(config: &Config) -> Option<String> {
     let file = std::env::var_os("PGPASSFILE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".pgpass")))?;
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::input::read_text(
+        &file,
+        crate::input::MAX_PASSWORD_FILE_BYTES,
+        "the password file",
+    )
+    .ok()?;
     let host = match config.get_hosts().first()? {
         Host::Tcp(name) => name.clone(),
         // libpq matches a socket connection as "localhost".

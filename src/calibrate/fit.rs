@@ -969,6 +969,7 @@ mod recovery {
     }
 
     #[test]
+    #[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
     fn the_fit_recovers_the_machine_that_generated_the_data() {
         // First come, first served: the simulated runs move smoothly with the parameters, so
         // every parameter is found within 5% (the spread of the time outside the database
@@ -994,6 +995,7 @@ mod recovery {
     }
 
     #[test]
+    #[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
     fn a_flush_whose_leader_queues_for_a_core_is_told_apart_and_recovered() {
         // The same machine, but 0.02 ms of the flush is its leader's CPU, queued on the one
         // core behind the updates' (a busy core stretches every flush): the fit picks that
@@ -1099,6 +1101,7 @@ mod recovery {
     }
 
     #[test]
+    #[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
     fn the_fit_sees_a_random_grant_order_and_reproduces_its_runs() {
         // In random order a parameter's small change reorders the handovers and so which
         // waiter each draw picks: the runs move by their own noise (about 1% here), which
@@ -1162,6 +1165,7 @@ mod recovery {
     }
 
     #[test]
+    #[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
     fn the_fit_finds_how_many_cores_the_server_has() {
         // A server of two cores fitted with up to four: the core counts part after their
         // first passes (only one count's searches are finished), and the count kept must be
@@ -1267,6 +1271,7 @@ mod stability {
     }
 
     #[test]
+    #[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
     fn fits_of_runs_a_rounding_apart_predict_the_same_closed_loops() {
         // Two fits of the same real runs, one with every figure moved by 0.2% — less than a
         // run's own repeat-to-repeat noise — must predict validate's closed loops (32 clients

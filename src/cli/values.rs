@@ -204,25 +204,74 @@ fn whole_number(text: &str, low: u32, high: u32, what: &str) -> Result<u32, Stri
     }
 }
 
-/// A clap error as one line in the tool's words: `--flag: what is wrong` for a bad value,
-/// clap's own first line (without its `error: ` prefix) otherwise.
-pub fn one_line(err: &clap::Error) -> String {
+/// A clap error as one line in the tool's words: `--flag: what is wrong` for a bad value;
+/// otherwise clap's own message (every line of it up to the usage, so a missing argument is
+/// named and the allowed values are listed), with only the user's echoed values clipped, and
+/// the subcommand whose `--help` tells more (from clap's usage line, else `subcommand`, the
+/// one the command line named).
+pub fn one_line(err: &clap::Error, subcommand: Option<&str>) -> String {
     let flag = match err.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(arg)) => arg.split([' ', '=']).next().unwrap_or(arg).to_owned(),
         _ => String::new(),
     };
     let source = std::error::Error::source(err).map(ToString::to_string);
-    match (err.kind(), source) {
-        (ErrorKind::ValueValidation, Some(message)) if !flag.is_empty() => {
-            format!("{flag}: {message}")
+    if let (ErrorKind::ValueValidation, Some(message)) = (err.kind(), source)
+        && !flag.is_empty()
+    {
+        return format!("{flag}: {message}");
+    }
+    let text = err.render().to_string();
+    let mut parts: Vec<&str> = Vec::new();
+    let named = subcommand.map(|name| format!("shardsim {name}"));
+    let mut command = named.as_deref().unwrap_or("shardsim");
+    for line in text.lines().map(str::trim) {
+        if let Some(usage) = line.strip_prefix("Usage: ") {
+            command = usage;
+            break;
         }
-        _ => {
-            let text = err.render().to_string();
-            let first = text.lines().next().unwrap_or_default();
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            format!("{} (see shardsim --help)", clip(first))
+        if line.starts_with("For more information") {
+            break;
+        }
+        // A tip that repeats a long value says nothing the first line did not.
+        let long_tip = line.starts_with("tip:") && line.chars().count() > 100;
+        if !line.is_empty() && !long_tip {
+            parts.push(line);
         }
     }
+    let message = clip_quoted(&parts.join(" "));
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    format!("{message} (see {} --help)", subcommand_of(command))
+}
+
+/// `shardsim run` from a usage line such as `shardsim run [OPTIONS] <SCENARIO>`.
+fn subcommand_of(usage: &str) -> String {
+    usage
+        .split(' ')
+        .take_while(|word| !word.is_empty() && !word.starts_with(['<', '[', '-']))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Clips every value clap quoted (`'…'`) to [`clip`]'s length, leaving the message's own words
+/// whole.
+fn clip_quoted(message: &str) -> String {
+    let pieces: Vec<&str> = message.split('\'').collect();
+    if pieces.len() < 3 {
+        return message.to_owned();
+    }
+    pieces
+        .iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let quoted = i % 2 == 1 && i + 1 < pieces.len();
+            if quoted {
+                clip(piece).into_owned()
+            } else {
+                (*piece).to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("'")
 }
 
 #[cfg(test)]
@@ -251,5 +300,35 @@ mod tests {
         );
         assert!(positive("nan").unwrap_err().contains("finite number > 0"));
         assert!(utilization("1.5").is_err());
+    }
+
+    fn usage_error(args: &[&str]) -> String {
+        use clap::Parser;
+        let err = crate::cli::Cli::try_parse_from(args).unwrap_err();
+        one_line(&err, args.get(1).copied())
+    }
+
+    #[test]
+    fn usage_errors_name_the_missing_argument_and_the_allowed_values() {
+        let missing = usage_error(&["shardsim", "run"]);
+        assert!(missing.contains("<SCENARIO>"), "{missing}");
+        assert!(missing.ends_with("(see shardsim run --help)"), "{missing}");
+        let merge = usage_error(&["shardsim", "merge", "x"]);
+        assert!(merge.contains("--out <DIR>"), "{merge}");
+        let colour = usage_error(&["shardsim", "run", "x.toml", "--color", "sometimes"]);
+        assert!(colour.contains("auto, always, never"), "{colour}");
+        let shell = usage_error(&["shardsim", "completions", "tcsh"]);
+        assert!(shell.contains("bash") && shell.contains("zsh"), "{shell}");
+        let no_value = usage_error(&["shardsim", "run", "x.toml", "--shards"]);
+        assert!(no_value.contains("--shards <N,N,...>"), "{no_value}");
+        for line in [missing, merge, colour, shell, no_value] {
+            assert!(!line.contains('\n') && !line.contains("…"), "{line}");
+        }
+        let long = format!("--{}", "x".repeat(5000));
+        let unknown = usage_error(&["shardsim", "run", "x.toml", &long]);
+        assert!(
+            unknown.len() < 300 && unknown.contains("5002 characters"),
+            "{unknown}"
+        );
     }
 }

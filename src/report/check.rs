@@ -153,14 +153,23 @@ pub fn render_json(outcome: &Outcome) -> String {
     text
 }
 
+/// The start of every JUnit report `check` writes.
+const JUNIT_HEAD: &str =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"shardsim check\"";
+
+/// Whether a file that starts with `head` is a JUnit report of `check`'s (one it may replace).
+pub fn is_junit(head: &[u8]) -> bool {
+    head.starts_with(JUNIT_HEAD.as_bytes())
+}
+
 /// The comparison as a JUnit XML report: one test suite for the scenario, one test case per
 /// shard count and column, failed where the check fails.
 pub fn render_junit(outcome: &Outcome) -> String {
     let failures = outcome.moves.iter().filter(|m| outcome.fails(m)).count();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let mut out = String::from(JUNIT_HEAD);
     let _ = writeln!(
         out,
-        "<testsuites name=\"shardsim check\" tests=\"{}\" failures=\"{failures}\">",
+        " tests=\"{}\" failures=\"{failures}\">",
         outcome.moves.len()
     );
     let _ = writeln!(

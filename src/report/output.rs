@@ -1,14 +1,21 @@
-//! The output folder. Everything is written into a temporary sibling folder that replaces the
-//! output folder only once every file is complete, so a failed run leaves the previous output
-//! untouched and never half a new one. A folder is replaced only when it is empty or when
-//! everything in it is listed in its marker file (the files shardsim wrote there): a folder
-//! holding anything else — a file the user added — is refused, naming that file. The
-//! temporary folder is removed when the run fails, on SIGINT and SIGTERM, and, if its process
-//! died without cleaning up, by the next run that writes beside it.
+//! The output folder, and every other file the tool writes. Everything is written into a
+//! temporary sibling that replaces its target only once complete, so a failed or killed run
+//! leaves the previous output whole and never half a new one.
+//!
+//! An output folder is replaced only when it is empty or when everything in it is listed in
+//! its marker file (the files shardsim wrote there), or is itself such a folder (a run made
+//! inside an earlier output); a folder holding anything else — a file the user added, before
+//! or during the run — is refused, naming that file. A single file (a baseline, a JUnit
+//! report) is replaced only when it looks like one shardsim wrote, or when the user says so.
+//!
+//! Temporary names carry the host, the process id and a random token, and hold a stamp file,
+//! so two writers on different machines never take each other's, and a leftover is removed
+//! only when the same host shows that its process is gone. On Linux the finished folder is
+//! swapped with the previous one in one atomic exchange.
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{InputError, IoFailure};
@@ -17,8 +24,14 @@ use crate::error::{InputError, IoFailure};
 pub const MARKER: &str = ".shardsim-output";
 /// The marker's first line; the files it lists follow, one a line.
 const MARKER_HEADER: &str = "# written by shardsim; the files below are replaced by each run";
-/// What a temporary folder's name holds between the output's name and the process id.
-const PARTIAL: &str = ".partial-";
+/// The stamp inside a temporary folder: which host and process is writing it.
+const STAMP: &str = ".shardsim-staging";
+/// What a temporary name holds between the target's name and the writer's host.
+const PARTIAL: &str = ".partial.";
+/// How deep a folder may nest earlier outputs and still count as shardsim's.
+const MAX_NESTING: usize = 8;
+/// The most bytes of an existing file read to tell whether shardsim wrote it.
+const SNIFF_BYTES: u64 = 4096;
 
 /// A temporary folder that becomes the output folder on [`Staging::commit`].
 #[derive(Debug)]
@@ -31,28 +44,20 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Checks that `target` may be written and creates the temporary folder beside it.
+    /// Checks that `target` may be written and creates the temporary folder beside it (after
+    /// restoring a previous output that a killed run left half-moved, and removing the
+    /// temporary folders of runs that died on this host).
     pub fn prepare(target: &Path) -> anyhow::Result<Staging> {
-        check_replaceable(target)?;
-        let name = target
-            .file_name()
-            .ok_or_else(|| InputError::file(target, "cannot be an output folder: name a folder"))?
-            .to_string_lossy()
-            .into_owned();
-        let parent = match target.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (parent, name) = place(target)?;
         fs::create_dir_all(&parent)
             .map_err(|err| IoFailure::new(target, format!("cannot create the folder: {err}")))?;
-        remove_stale(&parent, &name);
-        let temp = parent.join(format!(".{name}{PARTIAL}{}", std::process::id()));
-        if temp.exists() {
-            let _ = fs::remove_dir_all(&temp);
-        }
+        recover_leftovers(&parent, &name, target);
+        check_replaceable(target)?;
+        let temp = parent.join(temporary_name(&name, Kind::Partial));
         // Registered before it exists, so a signal at any moment from here removes it.
         let on_interrupt = register(&temp);
         fs::create_dir(&temp)
+            .and_then(|()| fs::write(temp.join(STAMP), stamp()))
             .map_err(|err| IoFailure::new(target, format!("cannot write here: {err}")))?;
         Ok(Staging {
             target: target.to_path_buf(),
@@ -78,8 +83,10 @@ impl Staging {
     }
 
     /// Moves the finished output into place, replacing the previous output folder; the marker
-    /// lists every file written.
-    pub fn commit(mut self) -> Result<(), IoFailure> {
+    /// lists every file written. Refused, naming the file, when something not shardsim's
+    /// appeared in the output folder during the run.
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        check_replaceable(&self.target)?;
         let fail = |err: io::Error| {
             IoFailure::new(&self.target, format!("cannot move the results here: {err}"))
         };
@@ -87,15 +94,15 @@ impl Staging {
             .map_err(fail)?
             .filter_map(|entry| entry.ok())
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != STAMP)
             .collect();
         names.sort();
         let marker = format!("{MARKER_HEADER}\n{}\n", names.join("\n"));
         self.write(MARKER, marker.as_bytes()).map_err(fail)?;
-        if self.target.exists() {
-            let old = self.temp.with_extension("old");
-            fs::rename(&self.target, &old).map_err(fail)?;
-            fs::rename(&self.temp, &self.target).map_err(fail)?;
-            fs::remove_dir_all(&old).map_err(fail)?;
+        // From here the folder is recognised by its marker.
+        fs::remove_file(self.temp.join(STAMP)).map_err(fail)?;
+        if fs::symlink_metadata(&self.target).is_ok() {
+            replace_folder(&self.temp, &self.target).map_err(fail)?;
         } else {
             fs::rename(&self.temp, &self.target).map_err(fail)?;
         }
@@ -108,6 +115,234 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.temp);
+        }
+    }
+}
+
+/// Puts the finished folder `temp` in the place of `target`, and removes the previous one.
+/// On Linux the two are exchanged in one step, so `target` always holds a whole output;
+/// elsewhere (or on a file system without the exchange) the previous output is first moved
+/// aside under a name the next run recognises and restores if this process dies in between.
+fn replace_folder(temp: &Path, target: &Path) -> io::Result<()> {
+    if exchange(temp, target).is_ok() {
+        // `temp` now holds the previous output.
+        return fs::remove_dir_all(temp);
+    }
+    let (parent, name) = place(target).map_err(|err| io::Error::other(err.to_string()))?;
+    let old = parent.join(temporary_name(&name, Kind::Old));
+    fs::rename(target, &old)?;
+    fs::rename(temp, target)?;
+    fs::remove_dir_all(&old)
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Writes one file outside an output folder — a baseline, a JUnit report — atomically: into a
+/// temporary file beside it that is then renamed over it, so a full disk or a kill leaves the
+/// previous file whole. An existing file is replaced only when `ours` says shardsim wrote it
+/// (given its first bytes), or with `overwrite`; `what` names the file kind in the refusal.
+pub fn write_file(
+    path: &Path,
+    bytes: &[u8],
+    ours: &dyn Fn(&[u8]) -> bool,
+    overwrite: bool,
+    what: &str,
+) -> anyhow::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(InputError::file(
+                path,
+                format!("exists and is not a regular file, so it is not replaced by the {what}: name a file"),
+            )
+            .into());
+        }
+        Ok(_) if !overwrite && !ours(&read_head(path)?) => {
+            return Err(InputError::file(
+                path,
+                format!(
+                    "exists and is not a {what} shardsim wrote, so it is not replaced: name another file, or pass --overwrite"
+                ),
+            )
+            .into());
+        }
+        _ => {}
+    }
+    let (parent, name) = place(path)?;
+    fs::create_dir_all(&parent).map_err(|err| IoFailure::new(&parent, err))?;
+    remove_stale(&parent, &name);
+    let temp = parent.join(temporary_name(&name, Kind::Partial));
+    let written = write_synced(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    if let Err(err) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(IoFailure::new(path, format!("cannot write: {err}")).into());
+    }
+    Ok(())
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The first [`SNIFF_BYTES`] of a file.
+fn read_head(path: &Path) -> Result<Vec<u8>, InputError> {
+    let mut head = Vec::new();
+    fs::File::open(path)
+        .and_then(|file| file.take(SNIFF_BYTES).read_to_end(&mut head))
+        .map_err(|err| InputError::file(path, format!("cannot read it: {err}")))?;
+    Ok(head)
+}
+
+/// The folder a target sits in and its own name.
+fn place(target: &Path) -> Result<(PathBuf, String), InputError> {
+    let name = target
+        .file_name()
+        .ok_or_else(|| InputError::file(target, "cannot be written: name a file or folder"))?
+        .to_string_lossy()
+        .into_owned();
+    let parent = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((parent, name))
+}
+
+/// What a temporary sibling is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A new output (or file) being written.
+    Partial,
+    /// A previous output moved aside during a commit.
+    Old,
+}
+
+impl Kind {
+    fn infix(self) -> &'static str {
+        match self {
+            Kind::Partial => PARTIAL,
+            Kind::Old => ".old.",
+        }
+    }
+}
+
+/// `.NAME.partial.HOST.PID.TOKEN`: unique across hosts and processes.
+fn temporary_name(name: &str, kind: Kind) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let token = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!(
+        ".{name}{}{}.{}.{:08x}",
+        kind.infix(),
+        host(),
+        std::process::id(),
+        token as u32
+    )
+}
+
+/// The host and process that write a temporary folder.
+fn stamp() -> String {
+    format!("host {}\npid {}\n", host(), std::process::id())
+}
+
+/// This machine's name, with dots and anything unusual made `-` (it sits inside a file name
+/// whose other parts are separated by dots).
+fn host() -> String {
+    #[cfg(target_os = "linux")]
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    #[cfg(not(target_os = "linux"))]
+    let name = std::env::var("HOSTNAME")
+        .or_else(|_| std::env::var("COMPUTERNAME"))
+        .unwrap_or_default();
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(64)
+        .collect();
+    if cleaned.is_empty() {
+        "localhost".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+/// A temporary sibling of `name` of `kind` written on this host by a process that is gone.
+fn dead_leftover(file_name: &str, name: &str, kind: Kind) -> bool {
+    let Some(rest) = file_name.strip_prefix(&format!(".{name}{}", kind.infix())) else {
+        return false;
+    };
+    let mut parts = rest.rsplitn(3, '.');
+    let (Some(_token), Some(pid), Some(writer)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    writer == host() && pid != std::process::id() && !process_alive(pid)
+}
+
+/// Whether a leftover is really shardsim's: a file by its name, a folder by its stamp or its
+/// marker (a user's folder that merely has such a name is kept).
+fn is_ours(path: &Path) -> bool {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => true,
+        Ok(meta) if meta.is_dir() => {
+            path.join(STAMP).is_file() || listed_files(&path.join(MARKER)).is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Restores a previous output that a run killed in the middle of its commit left aside
+/// (when the target is missing), and removes the temporary siblings of dead runs.
+fn recover_leftovers(parent: &Path, name: &str, target: &Path) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.filter_map(|entry| entry.ok()) {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if dead_leftover(&file_name, name, Kind::Old) && is_ours(&entry.path()) {
+            if fs::symlink_metadata(target).is_err() {
+                let _ = fs::rename(entry.path(), target);
+            } else {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    remove_stale(parent, name);
+}
+
+/// Removes temporary siblings of `name` left on this host by processes that no longer run.
+fn remove_stale(parent: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.filter_map(|entry| entry.ok()) {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if dead_leftover(&file_name, name, Kind::Partial) && is_ours(&path) {
+            if path.is_dir() {
+                let _ = fs::remove_dir_all(&path);
+            } else {
+                let _ = fs::remove_file(&path);
+            }
         }
     }
 }
@@ -126,27 +361,6 @@ fn register(temp: &Path) -> crate::interrupt::Cleanup {
     })
 }
 
-/// Removes temporary folders of `name` left by processes that no longer run.
-fn remove_stale(parent: &Path, name: &str) {
-    let prefix = format!(".{name}{PARTIAL}");
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.filter_map(|entry| entry.ok()) {
-        let file_name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file_name.strip_prefix(&prefix) else {
-            continue;
-        };
-        let pid = rest.strip_suffix(".old").unwrap_or(rest);
-        let Ok(pid) = pid.parse::<u32>() else {
-            continue;
-        };
-        if pid != std::process::id() && !process_alive(pid) {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Whether a process with this id runs (Linux's `/proc`; elsewhere assume it does, so nothing
 /// of a live run is removed).
 fn process_alive(pid: u32) -> bool {
@@ -156,9 +370,60 @@ fn process_alive(pid: u32) -> bool {
 
 /// The files a marker lists, or `None` when the file is not a marker shardsim wrote.
 fn listed_files(marker: &Path) -> Option<BTreeSet<String>> {
+    let meta = fs::symlink_metadata(marker).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
     let text = fs::read_to_string(marker).ok()?;
     let mut lines = text.lines();
     (lines.next()? == MARKER_HEADER).then(|| lines.map(str::to_owned).collect())
+}
+
+/// The entries of a folder that shardsim did not write: neither listed in its marker nor an
+/// earlier output made inside it. `None` when the folder has no marker of shardsim's.
+fn foreign_entries(folder: &Path, depth: usize) -> io::Result<Option<Vec<String>>> {
+    let Some(listed) = listed_files(&folder.join(MARKER)) else {
+        return Ok(None);
+    };
+    let mut foreign = Vec::new();
+    for entry in fs::read_dir(folder)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == MARKER || listed.contains(&name) {
+            continue;
+        }
+        let nested_output = entry.file_type().is_ok_and(|t| t.is_dir())
+            && holds_only_outputs(&entry.path(), depth + 1);
+        if !nested_output {
+            foreign.push(name);
+        }
+    }
+    foreign.sort();
+    Ok(Some(foreign))
+}
+
+/// Whether a folder is an output of shardsim's, or holds nothing but such outputs (the
+/// `output/` folder of a run made inside an earlier output).
+fn holds_only_outputs(folder: &Path, depth: usize) -> bool {
+    if depth > MAX_NESTING {
+        return false;
+    }
+    if let Ok(Some(foreign)) = foreign_entries(folder, depth) {
+        return foreign.is_empty();
+    }
+    let Ok(entries) = fs::read_dir(folder) else {
+        return false;
+    };
+    let mut any = false;
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || !holds_only_outputs(&entry.path(), depth + 1) {
+            return false;
+        }
+        any = true;
+    }
+    any
 }
 
 fn check_replaceable(target: &Path) -> Result<(), InputError> {
@@ -171,16 +436,13 @@ fn check_replaceable(target: &Path) -> Result<(), InputError> {
             "exists and is not a folder: choose another output folder with --out",
         ));
     }
-    let entries: Vec<String> = fs::read_dir(target)
-        .map_err(|err| InputError::file(target, format!("cannot read the folder: {err}")))?
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .collect();
-    if entries.is_empty() {
+    let unreadable =
+        |err: io::Error| InputError::file(target, format!("cannot read the folder: {err}"));
+    if fs::read_dir(target).map_err(unreadable)?.next().is_none() {
         return Ok(());
     }
     let marker = target.join(MARKER);
-    let Some(listed) = listed_files(&marker) else {
+    let Some(foreign) = foreign_entries(target, 0).map_err(unreadable)? else {
         let message = if marker.is_file() {
             // An older shardsim's marker, or an empty one: it does not say which files are ours.
             "has a marker that does not list shardsim's files (an older version's, or a foreign one), so it is \
@@ -190,18 +452,16 @@ fn check_replaceable(target: &Path) -> Result<(), InputError> {
         };
         return Err(InputError::file(target, message));
     };
-    let mut foreign: Vec<&String> = entries
-        .iter()
-        .filter(|name| name.as_str() != MARKER && !listed.contains(name.as_str()))
-        .collect();
-    foreign.sort();
     if let Some(first) = foreign.first() {
+        let others = match foreign.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
         return Err(InputError::file(
             &target.join(first),
             format!(
-                "was not written by shardsim, so the output folder is not replaced ({} such file(s)); \
-                 move it away or choose another folder with --out",
-                foreign.len()
+                "was not written by shardsim{others}, so the output folder is not replaced; \
+                 move it away or choose another folder with --out"
             ),
         ));
     }
@@ -212,16 +472,31 @@ fn check_replaceable(target: &Path) -> Result<(), InputError> {
 mod tests {
     use super::*;
 
+    fn commit_one(target: &Path, file: &str) {
+        let staging = Staging::prepare(target).unwrap();
+        staging.write(file, b"x\n").unwrap();
+        staging.commit().unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn a_folder_is_replaced_only_with_exactly_its_own_files() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out");
-        let staging = Staging::prepare(&target).unwrap();
-        staging.write("summary.csv", b"x\n").unwrap();
-        staging.commit().unwrap();
+        commit_one(&target, "summary.csv");
         let listed = listed_files(&target.join(MARKER)).unwrap();
-        assert!(listed.contains("summary.csv"));
-        assert!(check_replaceable(&target).is_ok());
+        assert_eq!(listed, BTreeSet::from(["summary.csv".to_owned()]));
+        commit_one(&target, "summary.csv");
+        assert_eq!(names(dir.path()), ["out"], "nothing left beside it");
+        assert_eq!(names(&target), [MARKER, "summary.csv"]);
         fs::write(target.join("notes.txt"), b"mine").unwrap();
         let err = check_replaceable(&target).unwrap_err().to_string();
         assert!(err.contains("notes.txt"), "{err}");
@@ -236,11 +511,98 @@ mod tests {
     }
 
     #[test]
-    fn stale_temporary_folders_of_dead_processes_are_removed() {
+    fn an_output_made_inside_an_earlier_output_is_shardsims() {
         let dir = tempfile::tempdir().unwrap();
-        let stale = dir.path().join(format!(".out{PARTIAL}999999999"));
-        fs::create_dir(&stale).unwrap();
-        let _staging = Staging::prepare(&dir.path().join("out")).unwrap();
-        assert!(!stale.exists());
+        let target = dir.path().join("final");
+        commit_one(&target, "summary.csv");
+        commit_one(&target.join("output").join("final"), "summary.csv");
+        assert!(check_replaceable(&target).is_ok());
+        fs::write(target.join("output/final/mine.txt"), b"mine").unwrap();
+        let err = check_replaceable(&target).unwrap_err().to_string();
+        assert!(err.contains("output"), "{err}");
+    }
+
+    #[test]
+    fn a_file_added_during_the_run_stops_the_commit_and_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        commit_one(&target, "summary.csv");
+        let staging = Staging::prepare(&target).unwrap();
+        staging.write("summary.csv", b"new\n").unwrap();
+        fs::write(target.join("notes.txt"), b"mine").unwrap();
+        let err = staging.commit().unwrap_err().to_string();
+        assert!(err.contains("notes.txt"), "{err}");
+        assert_eq!(fs::read(target.join("notes.txt")).unwrap(), b"mine");
+        assert_eq!(fs::read(target.join("summary.csv")).unwrap(), b"x\n");
+        assert_eq!(names(dir.path()), ["out"], "the new results are removed");
+    }
+
+    #[test]
+    fn only_this_hosts_dead_leftovers_are_removed_and_a_users_folders_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = format!(".out{PARTIAL}{}.999999999.0000abcd", host());
+        fs::create_dir(dir.path().join(&dead)).unwrap();
+        fs::write(dir.path().join(&dead).join(STAMP), stamp()).unwrap();
+        let elsewhere = format!(".out{PARTIAL}another-host.999999999.0000abcd");
+        fs::create_dir(dir.path().join(&elsewhere)).unwrap();
+        fs::write(dir.path().join(&elsewhere).join(STAMP), stamp()).unwrap();
+        let unstamped = format!(".out{PARTIAL}{}.999999998.0000abcd", host());
+        let users = [".out.old", ".out.partial-999999999", unstamped.as_str()];
+        for name in users {
+            fs::create_dir(dir.path().join(name)).unwrap();
+            fs::write(dir.path().join(name).join("thesis.tex"), b"years").unwrap();
+        }
+        commit_one(&dir.path().join("out"), "summary.csv");
+        let left = names(dir.path());
+        assert!(!left.contains(&dead), "{left:?}");
+        assert!(
+            left.contains(&elsewhere),
+            "another host's is not judged here"
+        );
+        for name in users {
+            assert!(left.iter().any(|n| n == name), "{name} kept: {left:?}");
+        }
+    }
+
+    #[test]
+    fn a_previous_output_left_aside_by_a_killed_commit_is_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        commit_one(&target, "summary.csv");
+        let aside = dir
+            .path()
+            .join(format!(".out.old.{}.999999999.0000abcd", host()));
+        fs::rename(&target, &aside).unwrap();
+        let staging = Staging::prepare(&target).unwrap();
+        assert!(
+            target.join("summary.csv").is_file(),
+            "restored before the run"
+        );
+        drop(staging);
+        assert_eq!(names(dir.path()), ["out"]);
+    }
+
+    #[test]
+    fn a_single_file_replaces_only_its_own_kind_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.xml");
+        let ours = |head: &[u8]| head.starts_with(b"<ours>");
+        write_file(&path, b"<ours>1", &ours, false, "report").unwrap();
+        write_file(&path, b"<ours>2", &ours, false, "report").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"<ours>2");
+        fs::write(&path, b"my notes").unwrap();
+        let err = write_file(&path, b"<ours>3", &ours, false, "report").unwrap_err();
+        assert!(err.to_string().contains("--overwrite"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), b"my notes");
+        write_file(&path, b"<ours>4", &ours, true, "report").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"<ours>4");
+        let folder = dir.path().join("folder");
+        fs::create_dir(&folder).unwrap();
+        assert!(write_file(&folder, b"<ours>", &ours, true, "report").is_err());
+        assert_eq!(
+            names(dir.path()),
+            ["folder", "report.xml"],
+            "no temporary file left"
+        );
     }
 }

@@ -5,7 +5,7 @@ use super::file::{
     AdaptiveTable, BatchingTable, ClientTable, NeighbourTable, PoolTable, ReadsTable, ScenarioFile,
 };
 use super::validate::{
-    FieldError, MAX_DURATION_S, MAX_HOLD_MS, MAX_RATE_PER_S, MAX_SHARDS, Min, number,
+    FieldError, MAX_DURATION_S, MAX_HOLD_MS, MAX_RATE_PER_S, MAX_SHARDS, Min, check_rate, number,
     required_number,
 };
 use super::{ArrivalPlan, RateSegment};
@@ -213,8 +213,7 @@ fn resolve_pool(table: &PoolTable, neighbours: &[NeighbourTable]) -> Result<Pool
                 format!("{:?} is used twice: names must differ", neighbour.name),
             ));
         }
-        let rate = number(neighbour.rate_per_s, Min::AtLeast(0.0), MAX_RATE_PER_S)
-            .map_err(|m| (field("rate_per_s"), m))?;
+        let rate = check_rate(neighbour.rate_per_s).map_err(|m| (field("rate_per_s"), m))?;
         let hold_ms = number(neighbour.hold_ms, Min::AtLeast(0.0), MAX_HOLD_MS)
             .map_err(|m| (field("hold_ms"), m))?;
         resolved.push(Neighbour {
@@ -310,8 +309,7 @@ pub(super) fn resolve_reads(
     };
     let segments = match (table.rate_per_s, table.per_write) {
         (Some(rate), None) => {
-            let rate = number(rate, Min::AtLeast(0.0), MAX_RATE_PER_S)
-                .map_err(|m| ("reads.rate_per_s".to_owned(), m))?;
+            let rate = check_rate(rate).map_err(|m| ("reads.rate_per_s".to_owned(), m))?;
             vec![RateSegment {
                 end: horizon,
                 rate_per_s: rate,

@@ -217,8 +217,7 @@ impl KeyPlan {
 impl Scenario {
     /// Reads, parses and validates a scenario file with command-line overrides applied.
     pub fn load(path: &Path, overrides: &Overrides) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| InputError::file(path, format!("cannot read the scenario: {err}")))?;
+        let text = crate::input::read_text(path, crate::input::MAX_SCENARIO_BYTES, "the scenario")?;
         Scenario::parse(path, &text, overrides)
     }
 
@@ -240,8 +239,7 @@ impl Scenario {
 
     /// Reads a scenario file and expands its `[sweep]` (if any) into every configuration.
     pub fn load_grid(path: &Path, overrides: &Overrides) -> Result<grid::Grid, InputError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| InputError::file(path, format!("cannot read the scenario: {err}")))?;
+        let text = crate::input::read_text(path, crate::input::MAX_SCENARIO_BYTES, "the scenario")?;
         Scenario::parse_grid(path, &text, overrides)
     }
 

@@ -484,12 +484,43 @@ pub(super) fn number(value: f64, min: Min, max: f64) -> Result<f64, String> {
         return Ok(value);
     }
     let lower = match min {
-        Min::AtLeast(bound) => format!("≥ {bound}"),
-        Min::Above(bound) => format!("> {bound}"),
+        Min::AtLeast(bound) => format!("≥ {}", shown(bound)),
+        Min::Above(bound) => format!("> {}", shown(bound)),
     };
     Err(format!(
-        "must be a finite number {lower} and ≤ {max}, got {value}"
+        "must be a finite number {lower} and ≤ {}, got {}",
+        shown(max),
+        shown(value)
     ))
+}
+
+/// The lowest rate above zero: one arrival in about eleven days. A rate below it would draw
+/// gaps past what simulated time can hold, and means no traffic.
+pub const MIN_RATE_PER_S: f64 = 1e-6;
+
+/// Checks a rate per second: 0 (no traffic) or from [`MIN_RATE_PER_S`] to
+/// [`MAX_RATE_PER_S`].
+pub(super) fn check_rate(value: f64) -> Result<f64, String> {
+    let value = number(value, Min::AtLeast(0.0), MAX_RATE_PER_S)?;
+    if value > 0.0 && value < MIN_RATE_PER_S {
+        return Err(format!(
+            "must be 0 or from {MIN_RATE_PER_S:e} (one in about eleven days) to {}, got {}",
+            shown(MAX_RATE_PER_S),
+            shown(value)
+        ));
+    }
+    Ok(value)
+}
+
+/// A number as an error message repeats it: plainly, or in scientific notation when it is
+/// very large or very small (1e308 is not 309 digits).
+pub fn shown(value: f64) -> String {
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-6..1e15).contains(&magnitude) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
 }
 
 /// A field's path and what is wrong with it.
@@ -757,8 +788,7 @@ fn recorded_arrivals(
         return Ok((ArrivalPlan::Closed(closed), s_f64_to_ns(duration)));
     }
     if let Some(rate) = table.rate_per_s {
-        let rate = number(rate, Min::AtLeast(0.0), MAX_RATE_PER_S)
-            .map_err(|m| err("arrivals.rate_per_s", m))?;
+        let rate = check_rate(rate).map_err(|m| err("arrivals.rate_per_s", m))?;
         let duration = duration.ok_or_else(|| {
             err(
                 "duration_s",
@@ -877,8 +907,7 @@ fn resolve_profile(
         let field = |name: &str| format!("arrivals.profile[{i}].{name}");
         number(segment.seconds, Min::Above(0.0), MAX_DURATION_S)
             .map_err(|m| err(field("seconds"), m))?;
-        number(segment.rate_per_s, Min::AtLeast(0.0), MAX_RATE_PER_S)
-            .map_err(|m| err(field("rate_per_s"), m))?;
+        check_rate(segment.rate_per_s).map_err(|m| err(field("rate_per_s"), m))?;
         total_s += segment.seconds;
         segments.push(RateSegment {
             end: s_f64_to_ns(total_s),

@@ -1,7 +1,7 @@
 //! `shardsim calibrate` against a real PostgreSQL: the one `.ci/run` makes (a throwaway
-//! cluster on a unix socket), named by `SHARDSIM_TEST_DB`. Without it the tests that need a
-//! server say they are skipped, by name, and pass; the error paths that need no server always
-//! run.
+//! cluster on a unix socket), named by `SHARDSIM_TEST_DB`. Without it when the tests are
+//! built, the test runner lists the tests that need a server as ignored, saying what they
+//! need; the error paths that need no server always run.
 
 use std::path::Path;
 use std::process::Command;
@@ -65,6 +65,10 @@ fn calibrate(dir: &Path, conn: &str) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(shardsim_test_db),
+    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+)]
 fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
     let Some((conn, _turn)) = test_db("calibrate_measures_fits_writes_and_leaves_nothing_behind")
     else {
@@ -150,6 +154,10 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shardsim_test_db),
+    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+)]
 fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind() {
     let Some((conn, _turn)) =
         test_db("validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind")
@@ -248,6 +256,10 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
 }
 
 #[test]
+#[cfg_attr(
+    not(shardsim_test_db),
+    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+)]
 fn a_foreign_schema_of_the_same_name_is_refused_and_kept() {
     let Some((conn, _turn)) = test_db("a_foreign_schema_of_the_same_name_is_refused_and_kept")
     else {
@@ -273,6 +285,10 @@ fn a_foreign_schema_of_the_same_name_is_refused_and_kept() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shardsim_test_db),
+    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+)]
 fn an_interrupted_calibration_drops_its_schema() {
     let Some((conn, _turn)) = test_db("an_interrupted_calibration_drops_its_schema") else {
         return;
@@ -314,6 +330,10 @@ fn an_interrupted_calibration_drops_its_schema() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shardsim_test_db),
+    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+)]
 fn an_unknown_role_is_one_line_and_exit_3() {
     let Some((conn, _turn)) = test_db("an_unknown_role_is_one_line_and_exit_3") else {
         return;
@@ -358,6 +378,36 @@ fn an_unreachable_server_or_a_bad_string_fails_in_one_line_without_a_server() {
             "{conn}: nothing written"
         );
     }
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_given_up_within_the_connect_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts every connection and holds it open without a word.
+    let held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming().take(4) {
+            open.push(stream);
+        }
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let conn = format!("host=127.0.0.1 port={port} user=x dbname=x");
+    let started = std::time::Instant::now();
+    let output = shardsim(dir.path(), &["calibrate", "--db", &conn, "--quiet"]);
+    let message = stderr(&output);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("did not answer within 5 s") && message.lines().count() == 1,
+        "{message}"
+    );
+    drop(held);
 }
 
 #[test]

@@ -39,6 +39,7 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
+#[ignore = "slow (about a minute: every shipped scenario on both engines): .ci/run runs it with --ignored"]
 fn the_pipeline_gives_the_fast_paths_bytes_on_every_shipped_scenario_both_cover() {
     let dir = tempfile::tempdir().unwrap();
     let shipped = [

@@ -13,6 +13,7 @@ mod grid;
 mod likes;
 mod machine;
 mod model;
+mod newcomer;
 mod planning;
 mod policies;
 mod queueing;

@@ -193,7 +193,7 @@ fn partials(dir: &Path) -> Vec<String> {
     fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains(".partial-"))
+        .filter(|name| name.contains(".partial."))
         .collect()
 }
 
@@ -243,8 +243,19 @@ fn interrupt_with(signal: &str) {
 fn a_dead_runs_temporary_folder_is_cleaned_by_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("test.toml"), GOOD).unwrap();
-    fs::create_dir(dir.path().join(".out.partial-999999999")).unwrap();
-    fs::write(dir.path().join(".out.partial-999999999/events.csv"), "x").unwrap();
+    // The name a run on this host with process id 999999999 gives its temporary folder.
+    let host: String = fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dead = dir
+        .path()
+        .join(format!(".out.partial.{host}.999999999.0000abcd"));
+    fs::create_dir(&dead).unwrap();
+    fs::write(dead.join(".shardsim-staging"), "host\npid 999999999\n").unwrap();
+    fs::write(dead.join("events.csv"), "x").unwrap();
     let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(partials(dir.path()).is_empty());

@@ -1,0 +1,260 @@
+//! What a new user and a fuzzer tried: a closed or full standard output, files the tool must
+//! not overwrite, baselines and slices that were edited, and inputs that never end.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::{shardsim, stderr};
+
+const GATE: &str = "name = \"gate\"\nshards = [2, 4]\nduration_s = 5\npolicy = \"random\"\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 2500\n";
+
+fn gate(dir: &Path) {
+    fs::write(dir.join("gate.toml"), GATE).unwrap();
+}
+
+/// Runs shardsim in `dir` with its standard output into `head -1`; returns its exit code
+/// and what reached `head`.
+fn into_head(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let head = Command::new("head")
+        .arg("-1")
+        .stdin(child.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        !stderr(&output).contains("panicked"),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&head.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn every_subcommand_ends_quietly_when_its_reader_closes_the_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    assert!(
+        shardsim(dir.path(), &["check", "gate.toml", "--update"])
+            .status
+            .success()
+    );
+    let cases: [&[&str]; 5] = [
+        &["run", "gate.toml", "--out", "out"],
+        &[
+            "plan",
+            "--rate",
+            "3000",
+            "--hold-ms",
+            "1",
+            "--p99-ms",
+            "5",
+            "--out",
+            "plan",
+        ],
+        &["check", "gate.toml", "--verbose"],
+        &["completions", "bash"],
+        &["--help"],
+    ];
+    for args in cases {
+        let (code, first) = into_head(dir.path(), args);
+        assert_eq!(code, Some(0), "{args:?}");
+        assert!(!first.is_empty(), "{args:?} printed its first line");
+    }
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .args(["run", "gate.toml", "--out", "out"])
+        .current_dir(dir.path())
+        .stdout(full)
+        .output()
+        .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(
+        message.starts_with("error: standard output: cannot write"),
+        "{message}"
+    );
+}
+
+#[test]
+fn check_writes_its_files_only_over_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", "gate.toml"];
+        all.extend_from_slice(args);
+        shardsim(dir.path(), &all)
+    };
+    assert!(check(&["--update"]).status.success());
+    let baseline = dir.path().join("baselines/gate.csv");
+    let original = fs::read(&baseline).unwrap();
+    for (junit, says) in [
+        ("gate.toml", "is the scenario"),
+        ("baselines/gate.csv", "is the baseline"),
+    ] {
+        let output = check(&["--junit", junit]);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+    }
+    assert_eq!(
+        fs::read_to_string(dir.path().join("gate.toml")).unwrap(),
+        GATE
+    );
+    assert_eq!(fs::read(&baseline).unwrap(), original);
+    fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let output = check(&["--junit", "notes.txt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--overwrite"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(check(&["--junit", "report.xml"]).status.success());
+    assert!(
+        check(&["--junit", "report.xml"]).status.success(),
+        "its own report is replaced"
+    );
+    assert!(
+        check(&["--junit", "notes.txt", "--overwrite"])
+            .status
+            .success()
+    );
+    let output = check(&["--update", "--baseline", "gate.toml"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a scenario is no baseline to replace"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("gate.toml")).unwrap(),
+        GATE
+    );
+}
+
+#[test]
+fn check_refuses_a_baseline_it_cannot_compare_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", "gate.toml"];
+        all.extend_from_slice(args);
+        shardsim(dir.path(), &all)
+    };
+    assert!(check(&["--update"]).status.success());
+    let output = check(&["--policy", "earliest-free"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is for policy \"random\""),
+        "{}",
+        stderr(&output)
+    );
+    let baseline = dir.path().join("baselines/gate.csv");
+    let text = fs::read_to_string(&baseline).unwrap();
+    // Columns in another order read the same.
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    let reversed: Vec<String> = rows
+        .iter()
+        .map(|row| row.iter().rev().copied().collect::<Vec<_>>().join(","))
+        .collect();
+    fs::write(&baseline, reversed.join("\n") + "\n").unwrap();
+    assert!(check(&[]).status.success(), "{}", stderr(&check(&[])));
+    // A column given twice is refused, naming it.
+    let doubled: Vec<String> = rows
+        .iter()
+        .map(|row| format!("{},{}", row.join(","), row[row.len() - 1]))
+        .collect();
+    fs::write(&baseline, doubled.join("\n") + "\n").unwrap();
+    let output = check(&[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("twice"), "{}", stderr(&output));
+}
+
+#[test]
+fn inputs_that_never_end_are_refused_before_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cases: [&[&str]; 4] = [
+        &["run", "/dev/zero"],
+        &["check", "gate.toml", "--baseline", "/dev/zero"],
+        &["check", "gate.toml", "--baseline", "fifo"],
+        &["run", "fifo"],
+    ];
+    for args in cases {
+        let output = shardsim(dir.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("not a regular file"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_run_inside_an_earlier_output_does_not_stop_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    assert!(
+        shardsim(dir.path(), &["run", "gate.toml", "--quiet"])
+            .status
+            .success()
+    );
+    let inner = dir.path().join("output/gate");
+    let output = shardsim(&inner, &["run", "scenario.toml", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(inner.join("output/gate/summary.csv").is_file());
+    let output = shardsim(dir.path(), &["run", "gate.toml", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn a_very_small_or_huge_rate_is_refused_in_a_short_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rate, says) in [("5e-324", "must be 0 or from 1e-6"), ("1e308", "got 1e308")] {
+        fs::write(
+            dir.path().join("x.toml"),
+            GATE.replace("rate_per_s = 2500", &format!("rate_per_s = {rate}")),
+        )
+        .unwrap();
+        let output = shardsim(dir.path(), &["run", "x.toml"]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        assert!(message.contains(says) && message.len() < 200, "{message}");
+    }
+}
