@@ -211,8 +211,9 @@ fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     if scenario.slo.is_set() && none_meets && !args.no_fail {
         return Err(Failed(format!(
             "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
-             simulate more shards, or pass --no-fail to only report",
-            describe_slo(&scenario.slo)
+             {}, or pass --no-fail to only report",
+            describe_slo(&scenario.slo),
+            report::summary::remedy(rows)
         ))
         .into());
     }
@@ -477,8 +478,7 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
             };
             plan::admit(&scenario, settings)?;
             max_shards = settings.max_shards;
-            out_dir
-                .get_or_insert_with(|| Path::new("output").join(format!("{}-plan", scenario.name)));
+            out_dir.get_or_insert_with(|| plan_folder(&scenario.name, &args.flags));
             let plans = pool.install(|| plan::plan_each_policy(&scenario, targets, settings))?;
             planned.extend(plans.into_iter().map(|p| (configuration.values.clone(), p)));
         }
@@ -538,6 +538,16 @@ fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
     }
 }
 
+/// `plan`'s default output folder: `output/<name>-plan`, with the policies `--policy` chose
+/// (so plans of other policies do not replace each other).
+fn plan_folder(name: &str, flags: &ScenarioFlags) -> PathBuf {
+    let policies = flags.policy.as_ref().map_or_else(String::new, |policies| {
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        format!("-{}", names.join("+"))
+    });
+    Path::new("output").join(format!("{name}-plan{policies}"))
+}
+
 /// The traffic levels `plan` answers for: each of `--traffic`, else the scenario's own.
 fn traffic_levels(flags: &ScenarioFlags) -> Result<Vec<Option<f64>>, InputError> {
     let Some(levels) = &flags.traffic else {
@@ -587,12 +597,15 @@ fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::Result<Grid>
                 )
                 .into());
             }
-            let hold = match args.hold_dist.unwrap_or(HoldShape::Constant) {
-                HoldShape::Constant => format!("dist = \"constant\"\nms = {hold_ms:?}"),
-                HoldShape::Exponential => format!("dist = \"exponential\"\nmean_ms = {hold_ms:?}"),
+            let (hold, shape) = match args.hold_dist.unwrap_or(HoldShape::Constant) {
+                HoldShape::Constant => (format!("dist = \"constant\"\nms = {hold_ms:?}"), ""),
+                HoldShape::Exponential => (
+                    format!("dist = \"exponential\"\nmean_ms = {hold_ms:?}"),
+                    "-exponential",
+                ),
             };
             let text = format!(
-                "name = \"rate-{rate}-hold-{hold_ms}\"\ndescription = \"--rate {rate} --hold-ms {hold_ms}\"\nshards = [1]\n\
+                "name = \"rate-{rate}-hold-{hold_ms}{shape}\"\ndescription = \"--rate {rate} --hold-ms {hold_ms}\"\nshards = [1]\n\
                  duration_s = 60\n[hold]\n{hold}\n[arrivals]\nrate_per_s = {rate:?}\n"
             );
             Ok(Scenario::parse_grid(

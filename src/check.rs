@@ -178,16 +178,22 @@ pub enum Status {
     Unchanged,
     /// Moved, but within tolerance.
     Within,
-    /// Moved the wrong way beyond tolerance, or a fixed column moved.
+    /// Moved the wrong way beyond tolerance.
     Regression,
     /// Moved the right way beyond tolerance.
     Improvement,
+    /// A column with no better direction (the offered load, the capacity) moved beyond
+    /// tolerance, or a behaviour was switched on or off: the scenario or the model changed.
+    Changed,
 }
 
 impl Status {
     /// Whether the value moved beyond its tolerance (either way).
     pub fn is_beyond(self) -> bool {
-        matches!(self, Status::Regression | Status::Improvement)
+        matches!(
+            self,
+            Status::Regression | Status::Improvement | Status::Changed
+        )
     }
 }
 
@@ -198,7 +204,8 @@ impl Status {
             Status::Unchanged => "unchanged",
             Status::Within => "within tolerance",
             Status::Regression => "REGRESSION",
-            Status::Improvement => "improvement",
+            Status::Improvement => "improved",
+            Status::Changed => "CHANGED",
         }
     }
 }
@@ -401,7 +408,7 @@ pub fn compare(
             )
         } else {
             format!(
-                "has rows [{}] but the run has [{}]; compare like with like or --update the baseline",
+                "has shard counts [{}] but the run has [{}]; compare like with like or --update the baseline",
                 clip(&old),
                 clip(&new)
             )
@@ -426,7 +433,7 @@ pub fn compare(
                         old,
                         new,
                         limit: 0.0,
-                        status: Status::Regression,
+                        status: Status::Changed,
                     });
                     continue;
                 }
@@ -434,15 +441,16 @@ pub fn compare(
             let limit = tolerances.limit(column, before);
             let beyond = (after - before).abs() > limit;
             let worse = match direction {
-                Direction::LowerIsBetter => after > before,
-                Direction::HigherIsBetter => after < before,
-                Direction::Fixed => true,
+                Direction::LowerIsBetter => Some(after > before),
+                Direction::HigherIsBetter => Some(after < before),
+                Direction::Fixed => None,
             };
             let status = match (beyond, worse) {
                 _ if before == after => Status::Unchanged,
                 (false, _) => Status::Within,
-                (true, true) => Status::Regression,
-                (true, false) => Status::Improvement,
+                (true, Some(true)) => Status::Regression,
+                (true, Some(false)) => Status::Improvement,
+                (true, None) => Status::Changed,
             };
             moves.push(Move {
                 policy: policy.clone(),
@@ -522,7 +530,8 @@ mod tests {
         );
         assert_eq!(
             status(&row(10.0, 100.0, 900.0), "arrivals"),
-            Some(Status::Regression)
+            Some(Status::Changed),
+            "the offered load has no better direction"
         );
         assert_eq!(
             status(&row(10.0, 100.0, 1000.0), "wait_p99_ms"),

@@ -73,9 +73,16 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
         grid_report::read_sweep(grid.fields.len(), &sweep_csv).map_err(anyhow::Error::msg)?;
     let unmet = rows.iter().filter(|r| r.recommended.is_none()).count();
     if first.slo.is_set() && unmet > 0 && !run.no_fail {
+        let mut remedies: Vec<&str> = blocks.iter().filter_map(|block| block.remedy).collect();
+        remedies.sort_unstable();
+        remedies.dedup();
+        let remedy = match remedies.as_slice() {
+            [one] => (*one).to_owned(),
+            several => format!("for each: {}", several.join("; or ")),
+        };
         return Err(Failed(format!(
             "{unmet} of the {} configurations × policies meet no target of [slo] ({}) at any simulated shard count; \
-             the results are in {}; simulate more shards, or pass --no-fail to only report",
+             the results are in {}; {remedy}, or pass --no-fail to only report",
             rows.len(),
             describe_slo(&first.slo),
             run.out_dir.display()

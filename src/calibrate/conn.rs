@@ -38,10 +38,16 @@ impl Target {
     /// Parses `conn` (flag `--db`) and completes it from the environment.
     pub fn parse(conn: &str) -> Result<Target, InputError> {
         check_percent_escapes(conn)?;
-        let mut config = Config::from_str(conn).map_err(|_| {
+        let mut config = Config::from_str(conn).map_err(|err| {
+            // The library's own words ("unknown option `hots`") are in its error's cause.
+            let why = std::error::Error::source(&err)
+                .map_or_else(|| err.to_string(), ToString::to_string);
             InputError::flag(
                 "--db",
-                "not a connection string: use key=value pairs (host=/var/run/postgresql dbname=app user=app) or a postgres://user@host:port/db URL",
+                format!(
+                    "not a connection string ({}): use key=value pairs (host=/var/run/postgresql dbname=app user=app) or a postgres://user@host:port/db URL",
+                    crate::error::clip(&why)
+                ),
             )
         })?;
         if config.get_password().is_some() {
@@ -284,6 +290,8 @@ mod tests {
         }
         let err = Target::parse("host='unterminated").unwrap_err().to_string();
         assert!(err.starts_with("--db: not a connection string"), "{err}");
+        let err = Target::parse("hots=/tmp user=x").unwrap_err().to_string();
+        assert!(err.contains("hots"), "the unknown key is named: {err}");
         for conn in [
             "postgres://%zz@h",
             "postgresql://u@h/db%4",

@@ -21,6 +21,7 @@ use super::load::{self, Load, Measured};
 use super::schema::OwnSchema;
 use crate::error::InputError;
 use crate::model::NoEvents;
+use crate::report::units::plural;
 use crate::scenario::{Overrides, Scenario};
 use crate::stats::WaitSummary;
 use crate::sweep;
@@ -98,13 +99,14 @@ impl Point {
     pub fn name(&self, peak: f64) -> String {
         match self.load.rate_per_s {
             None => format!(
-                "closed {} clients, {} rows",
-                self.load.clients, self.load.rows
+                "closed {}, {}",
+                plural(u64::from(self.load.clients), "client"),
+                plural(u64::from(self.load.rows), "row")
             ),
             Some(rate) => format!(
-                "open {:.0}% of one row's peak ({rate:.0}/s), {} rows",
+                "open {:.0}% of one row's peak ({rate:.0}/s), {}",
                 100.0 * rate / peak,
-                self.load.rows
+                plural(u64::from(self.load.rows), "row")
             ),
         }
     }

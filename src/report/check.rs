@@ -26,7 +26,8 @@ pub struct Outcome<'a> {
 impl Outcome<'_> {
     /// Whether this compared value fails the check.
     pub fn fails(&self, m: &Move) -> bool {
-        m.status == Status::Regression || (self.strict && m.status == Status::Improvement)
+        matches!(m.status, Status::Regression | Status::Changed)
+            || (self.strict && m.status == Status::Improvement)
     }
 
     fn count(&self, status: Status) -> usize {
@@ -87,9 +88,10 @@ pub fn render(outcome: &Outcome, verbose: bool) -> String {
             );
         }
     }
-    let (regressions, improvements) = (
+    let (regressions, improvements, changed) = (
         outcome.count(Status::Regression),
         outcome.count(Status::Improvement),
+        outcome.count(Status::Changed),
     );
     let within = outcome.count(Status::Within);
     let unchanged = outcome.count(Status::Unchanged);
@@ -105,7 +107,7 @@ pub fn render(outcome: &Outcome, verbose: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "{}: {} compared against {}: {}, {}, {within} within tolerance, {unchanged} unchanged{}",
+        "{}: {} compared against {}: {}, {}, {within} within tolerance, {unchanged} unchanged{}{}",
         outcome.scenario,
         plural(outcome.moves.len() as u64, "value"),
         outcome.baseline,
@@ -115,6 +117,14 @@ pub fn render(outcome: &Outcome, verbose: bool) -> String {
             " (--strict: improvements fail too)"
         } else {
             ""
+        },
+        if changed > 0 {
+            format!(
+                "; {changed} CHANGED: the offered load or the capacity moved, so the scenario or the model \
+                 changed — if that was meant, --update the baseline"
+            )
+        } else {
+            String::new()
         }
     );
     out
@@ -143,6 +153,7 @@ pub fn render_json(outcome: &Outcome) -> String {
         "strict": outcome.strict,
         "passed": !outcome.moves.iter().any(|m| outcome.fails(m)),
         "regressions": outcome.count(Status::Regression),
+        "changed": outcome.count(Status::Changed),
         "improvements": outcome.count(Status::Improvement),
         "within_tolerance": outcome.count(Status::Within),
         "unchanged": outcome.count(Status::Unchanged),
@@ -215,6 +226,7 @@ fn status_name(status: Status) -> &'static str {
         Status::Within => "within_tolerance",
         Status::Regression => "regression",
         Status::Improvement => "improvement",
+        Status::Changed => "changed",
     }
 }
 

@@ -41,6 +41,9 @@ pub struct ConfigBlock {
     pub timeseries: String,
     /// Its `sweep.csv` rows, one per policy.
     pub sweep: String,
+    /// What would help, when a policy of it meets no target of `[slo]` at any simulated
+    /// shard count ([`super::summary::remedy`]).
+    pub remedy: Option<&'static str>,
 }
 
 /// Renders one configuration's rows; `values` are its values of the swept `fields`.
@@ -81,11 +84,15 @@ pub fn config_block(
         let _ = writeln!(sweep, "{}", join(&prefix, &csv_fields(&fields)));
     }
     let names = csv_fields(fields);
+    let unmet = super::by_policy(scenario, rows)
+        .iter()
+        .any(|group| group.recommendation.meets_target.is_none());
     ConfigBlock {
         index,
         summary: prefixed(&names, &prefix, &summary),
         timeseries: prefixed(&names, &prefix, &timeseries),
         sweep,
+        remedy: (scenario.slo.is_set() && unmet).then(|| super::summary::remedy(rows)),
     }
 }
 

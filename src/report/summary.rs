@@ -325,6 +325,28 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
 }
 
 /// Whether the shard count with the most rows is limited by the CPU or the WAL.
+/// What to do when no simulated shard count meets the target, judged at the most rows: add
+/// rows while the rows are what is full; say that more rows will not help when the likes
+/// table's hot partition or the machine is.
+pub fn remedy(rows: &[SummaryRow]) -> &'static str {
+    let most = rows
+        .iter()
+        .filter(|row| !row.adaptive)
+        .max_by_key(|row| row.shards);
+    let partition_full = most
+        .and_then(|row| row.likes.as_ref())
+        .is_some_and(|likes| likes.hot_partition_utilization >= NEAR_CEILING);
+    if partition_full {
+        "more rows will not help: the likes table's hot partition is full at the most rows \
+         (partition the likes by post and user, or add partitions)"
+    } else if machine_bound(rows) {
+        "more rows will not help: the machine is full at the most rows (a faster machine, or \
+         fewer updates, e.g. batching)"
+    } else {
+        "simulate more shards"
+    }
+}
+
 fn machine_bound(rows: &[SummaryRow]) -> bool {
     rows.iter()
         .filter(|row| !row.adaptive)
@@ -564,7 +586,7 @@ pub fn reading(
             units::quantity(peak),
             units::quantity(row_ceiling),
             compact(mean_hold_ms),
-            units::ratio(peak / row_ceiling)
+            units::factor(peak / row_ceiling)
         ),
         _ => String::new(),
     };
@@ -575,7 +597,7 @@ pub fn reading(
             units::quantity(peak),
             units::quantity(row_ceiling),
             compact(mean_hold_ms),
-            units::ratio(peak / row_ceiling)
+            units::factor(peak / row_ceiling)
         );
     }
     if let Some((ceiling, part)) = scenario.machine.ceiling_per_s() {

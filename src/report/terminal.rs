@@ -357,12 +357,15 @@ pub fn validation_table(
     use crate::calibrate::validate::{Point, verdict};
     let mut out = format!(
         "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
-         measured: the median of {} repeats, p99 also their range\n\
+         measured: {}, p99 also their range\n\
          {:<44} {:>10} {:>10} {:>7} {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
         validation.server,
         validation.synchronous_commit,
         validation.one_row_peak,
-        validation.points.first().map_or(0, |p| p.repeats.len()),
+        match validation.points.first().map_or(0, |p| p.repeats.len()) {
+            1 => "one measurement each".to_owned(),
+            n => format!("the median of {n} repeats"),
+        },
         "point",
         "measured/s",
         "predicted",

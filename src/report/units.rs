@@ -106,6 +106,16 @@ pub fn ratio(value: f64) -> String {
     }
 }
 
+/// A factor such as `5.00` or, below 0.01, its first significant digits (`0.0004`), so a
+/// light load never reads as `0.00×`.
+pub fn factor(value: f64) -> String {
+    if value.is_finite() && value > 0.0 && value < 0.01 {
+        significant(value)
+    } else {
+        ratio(value)
+    }
+}
+
 /// `1 shard`, `4 shards`.
 pub fn plural(count: u64, noun: &str) -> String {
     if count == 1 {

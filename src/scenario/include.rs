@@ -232,7 +232,10 @@ mod tests {
             );
             assert_eq!(
                 typed,
-                format!("{cal}: machine.cpu.ms: invalid type: string \"fast\", expected f64")
+                format!(
+                    "{cal}: machine.cpu.ms: must be a number of milliseconds (e.g. 1 or 0.5), \
+                     written without quotes or a unit, got string \"fast\""
+                )
             );
             // A value out of range in the calibration, once the types are right.
             let ranged = error(

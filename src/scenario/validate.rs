@@ -10,7 +10,7 @@ use super::file::{
 };
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
-use crate::error::InputError;
+use crate::error::{InputError, clip};
 use crate::model::clients::OnTimeout;
 use crate::model::hold::MAX_HOLD_NS;
 use crate::model::machine::GrantOrder;
@@ -66,11 +66,15 @@ fn toml_error(
     err: &toml::de::Error,
     verbatim: bool,
 ) -> InputError {
-    let message = err.message().trim().replace('\n', " ");
     let line = err
         .span()
         .filter(|_| verbatim)
         .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    let message = plain_message(
+        err.message().trim(),
+        field,
+        line.and_then(|n| text.lines().nth(n - 1)),
+    );
     match (field, line) {
         ("." | "", Some(line)) => InputError::scenario(path, format!("line {line}"), message),
         ("." | "", None) => InputError::scenario(path, "(file)", message),
@@ -78,6 +82,46 @@ fn toml_error(
             InputError::scenario(path, field, format!("{message} (line {line})"))
         }
         (field, None) => InputError::scenario(path, field, message),
+    }
+}
+
+/// The TOML reader's message in the scenario's words: a number written with a unit says which
+/// unit the field's name already holds, and a duplicate key is named.
+fn plain_message(message: &str, field: &str, source_line: Option<&str>) -> String {
+    let message = message.replace('\n', " ");
+    if message.starts_with("invalid type") && message.ends_with("expected f64") {
+        let unit = unit_of(field);
+        let got = message
+            .strip_prefix("invalid type: ")
+            .and_then(|rest| rest.strip_suffix(", expected f64"))
+            .unwrap_or("something else");
+        return format!("must be a number{unit}, written without quotes or a unit, got {got}");
+    }
+    if message == "duplicate key" {
+        let key = source_line
+            .and_then(|line| line.split_once('='))
+            .map(|(key, _)| key.trim().trim_matches('"'))
+            .filter(|key| !key.is_empty());
+        return match key {
+            Some(key) => format!("duplicate key `{}`: give each field once", clip(key)),
+            None => "duplicate key: give each field once".to_owned(),
+        };
+    }
+    message
+}
+
+/// The unit a field's name states: ` of milliseconds` for `hold.ms` or `p99_ms`, and so on.
+fn unit_of(field: &str) -> &'static str {
+    let last = field.rsplit('.').next().unwrap_or(field);
+    let last = last.split('[').next().unwrap_or(last);
+    if last == "ms" || last.ends_with("_ms") {
+        " of milliseconds (e.g. 1 or 0.5)"
+    } else if last.ends_with("_per_s") {
+        " per second"
+    } else if last == "seconds" || last.ends_with("_s") {
+        " of seconds"
+    } else {
+        ""
     }
 }
 

@@ -258,3 +258,58 @@ fn a_very_small_or_huge_rate_is_refused_in_a_short_line() {
         assert!(message.contains(says) && message.len() < 200, "{message}");
     }
 }
+
+#[test]
+fn a_faster_commit_is_no_regression_its_waits_improve_and_its_capacity_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    gate(dir.path());
+    assert!(
+        shardsim(dir.path(), &["check", "gate.toml", "--update"])
+            .status
+            .success()
+    );
+    fs::write(
+        dir.path().join("gate.toml"),
+        GATE.replace("ms = 1", "ms = 0.5"),
+    )
+    .unwrap();
+    let output = shardsim(dir.path(), &["check", "gate.toml"]);
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the baseline is stale: {table}"
+    );
+    assert!(!table.contains("REGRESSION"), "{table}");
+    let line = |column: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(column))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(line("wait_p99_ms").ends_with("improved"), "{table}");
+    assert!(line("ceiling_per_s").ends_with("CHANGED"), "{table}");
+    assert!(table.contains("--update the baseline"), "{table}");
+}
+
+#[test]
+fn a_number_with_a_unit_and_a_duplicate_key_are_named_in_the_scenarios_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            GATE.replace("ms = 1", "ms = \"1ms\""),
+            "hold.ms: must be a number of milliseconds",
+        ),
+        (
+            GATE.replace("duration_s = 5\n", "duration_s = 5\nduration_s = 6\n"),
+            "duplicate key `duration_s`",
+        ),
+    ];
+    for (text, says) in cases {
+        fs::write(dir.path().join("x.toml"), text).unwrap();
+        let output = shardsim(dir.path(), &["run", "x.toml"]);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+    }
+}
