@@ -32,7 +32,7 @@ impl ProgressBars {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
         // `wide_bar` takes what the terminal's width leaves, so a bar never wraps.
         let style = ProgressStyle::with_template(
-            "{prefix:>8} [{wide_bar:.cyan/blue}] {percent:>3}% {rate:>9} eta {eta:>3}",
+            "{prefix} [{wide_bar:.cyan/blue}] {percent:>3}% {rate:>9} eta {eta:>3}",
         )
         .expect("the template is valid")
         .with_key(
@@ -47,17 +47,29 @@ impl ProgressBars {
             .expected_arrivals()
             .saturating_mul(u64::from(scenario.replications))
             .max(1);
-        let bars = scenario
-            .variants()
+        let variants = scenario.variants();
+        let labels: Vec<String> = variants
             .iter()
             .map(|variant| {
-                let bar = multi.add(ProgressBar::new(total));
-                bar.set_style(style.clone());
-                bar.set_prefix(if variant.adaptive {
+                let rows = if variant.adaptive {
                     "adaptive".to_owned()
                 } else {
                     format!("N = {}", variant.shards)
-                });
+                };
+                if scenario.compares_policies() {
+                    format!("{} {rows}", variant.policy.name())
+                } else {
+                    rows
+                }
+            })
+            .collect();
+        let width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+        let bars = labels
+            .iter()
+            .map(|label| {
+                let bar = multi.add(ProgressBar::new(total));
+                bar.set_style(style.clone());
+                bar.set_prefix(format!("{label:>width$}"));
                 bar
             })
             .collect();

@@ -128,6 +128,9 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
     if scenario.slo.is_set() {
         let _ = write!(line, ", target {}", describe_slo(&scenario.slo));
     }
+    if let Some(width) = table_width() {
+        line = wrap(&line, width.clamp(40, MAX_LINE));
+    }
     let _ = writeln!(out, "{}", paint(Style::new().bold(), &line));
     let groups = by_policy(scenario, rows);
     for group in &groups {
@@ -178,6 +181,8 @@ fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colou
                 .unwrap_or(0)
         })
         .collect();
+    let (shown, gap) = fit_columns(&widths, table_width());
+    let gap = " ".repeat(gap);
     let pad = |text: &str, i: usize| {
         let width = widths[i];
         if i + 1 == HEADER.len() {
@@ -186,11 +191,19 @@ fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colou
             format!("{text:>width$}")
         }
     };
-    let header: Vec<String> = HEADER.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
+    let pick = |cells: Vec<String>| -> Vec<String> {
+        cells
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| shown.contains(i))
+            .map(|(_, cell)| cell)
+            .collect()
+    };
+    let header = pick(HEADER.iter().enumerate().map(|(i, h)| pad(h, i)).collect());
     let _ = writeln!(
         out,
         "{}",
-        paint(Style::new().underline(), header.join("  ").trim_end())
+        paint(Style::new().underline(), header.join(&gap).trim_end())
     );
     for line in &lines {
         let (recommended, cells) = (line.recommended, &line.cells);
@@ -199,10 +212,10 @@ fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colou
             Verdict::NearCeiling | Verdict::Backlogged => AnsiColor::Yellow.on_default(),
             Verdict::Overloaded | Verdict::Saturated => AnsiColor::Red.on_default(),
         };
-        let mut fields: Vec<String> = cells.iter().enumerate().map(|(i, c)| pad(c, i)).collect();
+        let mut fields = pick(cells.iter().enumerate().map(|(i, c)| pad(c, i)).collect());
         let last = fields.len() - 1;
         fields[last] = paint(verdict_style, fields[last].trim_end());
-        let mut text = fields.join("  ");
+        let mut text = fields.join(&gap);
         if recommended {
             text = format!(
                 "{}  {}",
@@ -212,15 +225,57 @@ fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colou
         }
         let _ = writeln!(out, "{text}");
     }
+    let width = table_width().map_or_else(line_width, |w| w.clamp(40, MAX_LINE));
     let _ = writeln!(
         out,
         "{}",
-        wrap(&reading(scenario, rows, recommendation), line_width())
+        wrap(&reading(scenario, rows, recommendation), width)
     );
     for table in extended_tables(rows) {
         let _ = writeln!(out, "\n{}", paint(Style::new().bold(), &table.title));
         out.push_str(&aligned(&table.header, &table.rows));
     }
+}
+
+/// The summary table's columns in the order they give way on a narrow terminal: the average
+/// utilization, the largest backlog, the longest and the p99.9 wait, then the ceiling. The
+/// shard count, peak utilization, p50 and p99 waits, final backlog and verdict always stay.
+const DROPPED_FIRST: [usize; 5] = [2, 8, 7, 6, 1];
+/// Room the `◀ recommended` mark takes after a row.
+const MARK_WIDTH: usize = 15;
+
+/// Which of the summary table's columns (of `widths`) fit in `width` characters, and the gap
+/// between them: two spaces, then one, then fewer columns. `None`: no limit.
+pub fn fit_columns(widths: &[usize], width: Option<usize>) -> (Vec<usize>, usize) {
+    let mut shown: Vec<usize> = (0..widths.len()).collect();
+    let Some(width) = width else {
+        return (shown, 2);
+    };
+    let total = |shown: &[usize], gap: usize| {
+        shown.iter().map(|&i| widths[i]).sum::<usize>() + gap * (shown.len() - 1) + MARK_WIDTH
+    };
+    if total(&shown, 2) <= width {
+        return (shown, 2);
+    }
+    for column in DROPPED_FIRST {
+        if total(&shown, 1) <= width {
+            break;
+        }
+        shown.retain(|&i| i != column);
+    }
+    (shown, 1)
+}
+
+/// The width the summary table must fit: the terminal's when standard output is one, else
+/// `COLUMNS` when set; no limit otherwise (a pipe or a file gets every column).
+fn table_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal()
+        && let Some((width, _)) = terminal_size::terminal_size_of(std::io::stdout())
+    {
+        return Some(usize::from(width.0));
+    }
+    std::env::var("COLUMNS").ok()?.trim().parse().ok()
 }
 
 /// Right-aligned columns, two spaces apart.
@@ -497,6 +552,21 @@ fn repeats_line(sentence: String, spread: f64, allowed: f64, what: &str) -> Stri
 mod tests {
     use super::*;
     use crate::report::summary::summarize;
+
+    #[test]
+    fn a_narrow_terminal_keeps_the_columns_that_answer_and_drops_the_rest_in_order() {
+        // The final's widths: 11 columns, 104 characters two spaces apart.
+        let widths = [6, 9, 4, 9, 8, 8, 10, 8, 11, 11, 10];
+        assert_eq!(fit_columns(&widths, None), ((0..11).collect(), 2));
+        assert_eq!(fit_columns(&widths, Some(140)), ((0..11).collect(), 2));
+        let (shown, gap) = fit_columns(&widths, Some(100));
+        assert_eq!(shown, [0, 1, 3, 4, 5, 6, 9, 10], "util, backlog max and max wait go first");
+        assert_eq!(gap, 1);
+        let (shown, _) = fit_columns(&widths, Some(80));
+        assert_eq!(shown, [0, 3, 4, 5, 9, 10]);
+        let width: usize = shown.iter().map(|&i| widths[i]).sum::<usize>() + shown.len() - 1;
+        assert!(width + MARK_WIDTH <= 80, "{width}");
+    }
     use crate::scenario::Overrides;
 
     fn table(colour: bool) -> String {
