@@ -12,14 +12,17 @@
 //!   replaced total had not seen are lost. The lost likes are counted exactly by keeping, beside
 //!   each total, whose likes it holds.
 //!
-//! [`Replicas`] is the state machine, fed commits in time order; [`RegionObserver`] feeds it
-//! from the exact core (a commit is the row's grant plus the hold). Staleness is sampled every
-//! millisecond of the simulated period: in likes, the truth (every commit so far) less a region's
-//! shown total; in time, how long ago the oldest commit the region has not heard of was made (a
-//! commit is heard when a message its region sent after it arrives).
+//! [`Replicas`] is the state machine, fed likes as they are made and commits in time order;
+//! [`RegionObserver`] feeds it from the exact core (a commit is the row's grant plus the hold).
+//! Staleness is counted from the like, so a row's queue is part of it, and sampled every
+//! millisecond of the simulated period: in likes, every like made so far less a region's shown
+//! total; in time, how long ago the oldest like the region does not show was made — one still
+//! queued for its row, in any region, or committed in another region and not heard of yet (a
+//! commit is heard when a message its region sent after it arrives). The regions agree once
+//! every region shows every like, counted from the last like made.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use rand::RngExt;
 
@@ -143,10 +146,14 @@ pub struct Replicas {
     /// LWW: the stamp (time, region) of each region's total.
     stamp: Vec<(SimTime, usize)>,
     committed: Vec<Entry>,
+    /// Likes (and unlikes) made in each region, committed or not.
+    made: Vec<Entry>,
+    /// When each region's likes still waiting for their commit were made (a multiset).
+    waiting: Vec<BTreeMap<SimTime, u32>>,
     /// `heard[q][p]`: when the latest message from p that q has received was sent.
     heard: Vec<Vec<Option<SimTime>>>,
-    /// Each region's commit times that some other region has not heard of yet.
-    commits: Vec<VecDeque<SimTime>>,
+    /// Each region's commits that some other region has not heard of yet: (commit, made).
+    commits: Vec<VecDeque<(SimTime, SimTime)>>,
     messages: BinaryHeap<Reverse<(SimTime, u64)>>,
     in_flight: std::collections::HashMap<u64, Message>,
     sent: u64,
@@ -154,6 +161,10 @@ pub struct Replicas {
     next_sample: SimTime,
     sample_until: SimTime,
     last_commit: Option<SimTime>,
+    last_made: Option<SimTime>,
+    /// Since when every region shows the same count and has heard every commit (`None` while
+    /// they do not).
+    agreed_since: Option<SimTime>,
     lag_rng: SimRng,
     staleness_ns: Vec<WaitStats>,
     staleness_likes: Vec<WaitStats>,
@@ -179,6 +190,8 @@ impl Replicas {
             view: vec![vec![Entry::default(); n]; n],
             stamp: vec![(0, 0); n],
             committed: vec![Entry::default(); n],
+            made: vec![Entry::default(); n],
+            waiting: vec![BTreeMap::new(); n],
             heard: vec![vec![None; n]; n],
             commits: vec![VecDeque::new(); n],
             messages: BinaryHeap::new(),
@@ -188,6 +201,8 @@ impl Replicas {
             next_sample: 0,
             sample_until: horizon,
             last_commit: None,
+            last_made: None,
+            agreed_since: None,
             lag_rng: stream_rng(seed, Stream::Lags),
             staleness_ns: vec![WaitStats::new(); n],
             staleness_likes: vec![WaitStats::new(); n],
@@ -209,7 +224,7 @@ impl Replicas {
                 return;
             }
             if delivery == Some(next) {
-                self.deliver();
+                self.deliver_at(next);
             } else if self.next_tick == next {
                 self.tick();
             } else {
@@ -219,9 +234,31 @@ impl Replicas {
         }
     }
 
-    /// Region `region` commits a like (or an unlike) at `at` (times never decrease).
-    pub fn commit(&mut self, region: usize, at: SimTime, unlike: bool) {
+    /// Region `region` makes a like (or an unlike) at `at`: a user tapped, and the update is
+    /// sent (times never decrease, between themselves and with commits).
+    pub fn make(&mut self, region: usize, at: SimTime, unlike: bool) {
         self.advance(at);
+        let entry = &mut self.made[region];
+        if unlike {
+            entry.removals += 1;
+        } else {
+            entry.likes += 1;
+        }
+        *self.waiting[region].entry(at).or_insert(0) += 1;
+        self.last_made = Some(at);
+    }
+
+    /// Region `region` commits at `at` the like (or unlike) made at `made_at` (commit times
+    /// never decrease).
+    pub fn commit(&mut self, region: usize, at: SimTime, made_at: SimTime, unlike: bool) {
+        self.advance(at);
+        let waiting = &mut self.waiting[region];
+        if let Some(count) = waiting.get_mut(&made_at) {
+            *count -= 1;
+            if *count == 0 {
+                waiting.remove(&made_at);
+            }
+        }
         let entry = &mut self.committed[region];
         if unlike {
             entry.removals += 1;
@@ -241,31 +278,41 @@ impl Replicas {
                 self.stamp[region] = (at, region);
             }
         }
-        self.commits[region].push_back(at);
+        self.commits[region].push_back((at, made_at));
         self.last_commit = Some(at);
+        self.agreed_since = None;
+    }
+
+    /// Delivers the next message, due at `at`, and notes when the regions came to agree.
+    fn deliver_at(&mut self, at: SimTime) {
+        self.deliver();
+        if self.agreed_since.is_none() && self.converged() {
+            self.agreed_since = Some(at);
+        }
     }
 
     /// Syncs on until the regions agree (or give up), and returns the results.
     pub fn finish(mut self) -> RegionsRun {
         let last = self.last_commit.unwrap_or(0);
         self.advance(self.sample_until.max(last) + 1);
+        let first_like_done = self.last_made.unwrap_or(0).min(last);
         let give_up = last + CONVERGENCE_PERIODS * self.plan.sync_every;
-        let mut converged_at = self.converged().then_some(last);
-        while converged_at.is_none() {
+        if self.agreed_since.is_none() && self.converged() {
+            self.agreed_since = Some(last);
+        }
+        while self.agreed_since.is_none() {
             let delivery = self.messages.peek().map(|Reverse((at, _))| *at);
             let next = delivery.map_or(self.next_tick, |d| d.min(self.next_tick));
             if next > give_up {
                 break;
             }
             if delivery == Some(next) {
-                self.deliver();
-                if self.converged() {
-                    converged_at = Some(next);
-                }
+                self.deliver_at(next);
             } else {
                 self.tick();
             }
         }
+        let converged_at = self.agreed_since;
         let n = self.committed.len();
         let final_view = self.view[0].clone();
         let shown = self.shown(0);
@@ -286,7 +333,7 @@ impl Replicas {
                 .collect(),
             truth,
             converged: shown,
-            convergence_ns: converged_at.map(|at| at - last),
+            convergence_ns: converged_at.map(|at| at - first_like_done),
         }
     }
 
@@ -375,29 +422,44 @@ impl Replicas {
             .min()
             .flatten();
         if let Some(until) = all_heard {
-            while self.commits[p].front().is_some_and(|&c| c <= until) {
+            while self.commits[p].front().is_some_and(|&(c, _)| c <= until) {
                 self.commits[p].pop_front();
             }
         }
     }
 
-    /// When the oldest commit region `q` has not heard of was made.
+    /// When the oldest like region `q` does not show was made: the oldest still waiting for
+    /// its commit in any region, or the like of the oldest commit of another region that `q`
+    /// has not heard of.
     fn oldest_unheard(&self, q: usize) -> Option<SimTime> {
-        (0..self.commits.len())
+        let queued = self
+            .waiting
+            .iter()
+            .filter_map(|waiting| waiting.keys().next().copied());
+        let unheard = (0..self.commits.len())
             .filter(|&p| p != q)
             .filter_map(|p| {
                 let commits = &self.commits[p];
                 let first = match self.heard[q][p] {
-                    Some(heard) => commits.partition_point(|&c| c <= heard),
+                    Some(heard) => commits.partition_point(|&(c, _)| c <= heard),
                     None => 0,
                 };
-                commits.get(first).copied()
-            })
-            .min()
+                commits.get(first).map(|&(_, made)| made)
+            });
+        queued.chain(unheard).min()
+    }
+
+    /// The count every like made so far would show.
+    fn made_truth(&self) -> u64 {
+        let (likes, removals) = self
+            .made
+            .iter()
+            .fold((0, 0), |(l, r), e| (l + e.likes, r + e.removals));
+        (self.plan.initial + likes).saturating_sub(removals)
     }
 
     fn sample(&mut self, at: SimTime) {
-        let truth = self.truth();
+        let truth = self.made_truth();
         for q in 0..self.committed.len() {
             let behind = truth.saturating_sub(self.shown(q));
             self.staleness_likes[q].record(behind);
@@ -414,7 +476,7 @@ impl Replicas {
 pub struct RegionObserver {
     replicas: Vec<Replicas>,
     /// Commits not yet fed (a later arrival can commit earlier on another row), by time.
-    pending: BinaryHeap<Reverse<(SimTime, u64, u32, bool)>>,
+    pending: BinaryHeap<Reverse<(SimTime, u64, u32, bool, SimTime)>>,
     made: u64,
     unlike_rng: SimRng,
     unlike_fraction: f64,
@@ -443,13 +505,13 @@ impl RegionObserver {
     }
 
     fn feed_until(&mut self, now: SimTime) {
-        while let Some(&Reverse((at, _, region, unlike))) = self.pending.peek() {
+        while let Some(&Reverse((at, _, region, unlike, made_at))) = self.pending.peek() {
             if at > now {
                 break;
             }
             self.pending.pop();
             for replicas in &mut self.replicas {
-                replicas.commit(region as usize, at, unlike);
+                replicas.commit(region as usize, at, made_at, unlike);
             }
         }
     }
@@ -461,9 +523,12 @@ impl Observer for RegionObserver {
         self.feed_until(arrival.at);
         let unlike =
             self.unlike_fraction > 0.0 && self.unlike_rng.random::<f64>() < self.unlike_fraction;
+        for replicas in &mut self.replicas {
+            replicas.make(arrival.key as usize, arrival.at, unlike);
+        }
         let commit = grant.start + arrival.hold;
         self.pending
-            .push(Reverse((commit, self.made, arrival.key, unlike)));
+            .push(Reverse((commit, self.made, arrival.key, unlike, arrival.at)));
         self.made += 1;
     }
 }
@@ -495,7 +560,8 @@ mod tests {
             .collect();
         commits.sort_unstable();
         for (at, region) in commits {
-            replicas.commit(region, at, false);
+            replicas.make(region, at, false);
+            replicas.commit(region, at, at, false);
         }
         replicas.finish()
     }
@@ -528,11 +594,27 @@ mod tests {
         // One like in Mumbai at 0: Singapore hears of it with the copy sent at 100 ms, landing
         // at 220 ms, so it is behind by one like for 220 samples (0 … 219 ms).
         let mut replicas = Replicas::new(plan(0), Replication::GCounter, ms(400), 1);
-        replicas.commit(0, 0, false);
+        replicas.make(0, 0, false);
+        replicas.commit(0, 0, 0, false);
         let run = replicas.finish();
         let singapore = &run.regions[1];
         assert_eq!(singapore.staleness_likes.max_ns, 1);
         assert_eq!(singapore.staleness_ns.max_ns / 1_000_000, 219);
         assert_eq!(run.regions[0].staleness_likes.max_ns, 0);
+    }
+
+    #[test]
+    fn a_like_waiting_for_its_row_is_stale_from_the_tap_in_every_region() {
+        // A like made at 0 waits 150 ms in Mumbai's queue, commits at 150 ms, is copied with the
+        // tick at 200 ms and lands in Singapore at 320 ms.
+        let mut replicas = Replicas::new(plan(0), Replication::GCounter, ms(400), 1);
+        replicas.make(0, 0, false);
+        replicas.commit(0, ms(150), 0, false);
+        let run = replicas.finish();
+        let (mumbai, singapore) = (&run.regions[0], &run.regions[1]);
+        assert_eq!(mumbai.staleness_likes.max_ns, 1, "its own queue counts");
+        assert_eq!(mumbai.staleness_ns.max_ns / 1_000_000, 149);
+        assert_eq!(singapore.staleness_ns.max_ns / 1_000_000, 319);
+        assert_eq!(run.convergence_ns, Some(ms(320)), "counted from the like");
     }
 }

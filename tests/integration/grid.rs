@@ -195,6 +195,29 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
         assert_eq!(stderr.trim().lines().count(), 1);
         assert!(!dir.path().join("merged").exists());
     }
+    // Merging into one of the slices would delete it.
+    let output = common::shardsim(
+        dir.path(),
+        &["merge", "grid-1", "grid-2", "grid-3", "--out", "grid-2"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", common::stderr(&output));
+    assert!(common::stderr(&output).contains("would replace the slice"));
+    assert!(dir.path().join("grid-2/runs.jsonl").is_file());
+    // A slice whose runs were edited after it wrote them is refused, naming it.
+    let runs = dir.path().join("grid-2/runs.jsonl");
+    let edited = std::fs::read_to_string(&runs).unwrap().replacen("1", "2", 1);
+    std::fs::write(&runs, edited).unwrap();
+    let output = common::shardsim(
+        dir.path(),
+        &["merge", "grid-1", "grid-2", "grid-3", "--out", "merged"],
+    );
+    let stderr = common::stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("grid-2/runs.jsonl: changed since slice 2 of 3 wrote it"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("merged").exists());
 }
 
 #[test]
