@@ -25,10 +25,15 @@ fuzz_target!(|data: &[u8]| {
     match check::parse_summary(Path::new("baseline.csv"), text, &swept) {
         Err(err) => one_line(err.to_string()),
         Ok(baseline) => {
-            let tolerances =
-                Tolerances::resolve(Flags::default(), &CheckTable::default(), Path::new("s.toml"))
-                    .expect("default tolerances");
-            if let Err(err) = check::compare(Path::new("baseline.csv"), &baseline, &current, &tolerances) {
+            let tolerances = Tolerances::resolve(
+                Flags::default(),
+                &CheckTable::default(),
+                Path::new("s.toml"),
+            )
+            .expect("default tolerances");
+            if let Err(err) =
+                check::compare(Path::new("baseline.csv"), &baseline, &current, &tolerances)
+            {
                 one_line(err.to_string());
             }
         }

@@ -8,7 +8,12 @@ use shardsim::arrivals::trace;
 fuzz_target!(|data: &[u8]| {
     let path = std::env::temp_dir().join(format!("shardsim-fuzz-{}.csv", std::process::id()));
     std::fs::write(&path, data).expect("the temporary folder is writable");
-    match trace::scan(&path, 1_000_000_000, None) {
+    match trace::scan(
+        &path,
+        1_000_000_000,
+        None,
+        shardsim::arrivals::Traffic::AS_RECORDED,
+    ) {
         Ok(info) => assert!(info.arrivals > 0),
         Err(err) => {
             let message = err.to_string();
