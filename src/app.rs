@@ -415,12 +415,19 @@ fn write_outputs(
         trace.trace = Some(place_trace(&info.path, staging)?);
     }
     let toml = toml::to_string(&resolved).context("cannot render scenario.toml")?;
-    let header = format!(
+    let mut header = format!(
         "# The scenario as resolved by shardsim {} from {}: defaults filled in, the seed used.\n\
-         # `shardsim run scenario.toml` in this folder repeats the run.\n\n",
+         # `shardsim run scenario.toml` in this folder repeats the run.\n",
         env!("CARGO_PKG_VERSION"),
         scenario.path.display()
     );
+    if !scenario.calibration_kept.is_empty() {
+        header.push_str(&format!(
+            "# The scenario's own values were used over its calibration's for: {}.\n",
+            scenario.calibration_kept.join(", ")
+        ));
+    }
+    header.push('\n');
     staging.write("scenario.toml", format!("{header}{toml}").as_bytes())?;
     Ok(())
 }

@@ -436,16 +436,14 @@ impl Replicas {
             .waiting
             .iter()
             .filter_map(|waiting| waiting.keys().next().copied());
-        let unheard = (0..self.commits.len())
-            .filter(|&p| p != q)
-            .filter_map(|p| {
-                let commits = &self.commits[p];
-                let first = match self.heard[q][p] {
-                    Some(heard) => commits.partition_point(|&(c, _)| c <= heard),
-                    None => 0,
-                };
-                commits.get(first).map(|&(_, made)| made)
-            });
+        let unheard = (0..self.commits.len()).filter(|&p| p != q).filter_map(|p| {
+            let commits = &self.commits[p];
+            let first = match self.heard[q][p] {
+                Some(heard) => commits.partition_point(|&(c, _)| c <= heard),
+                None => 0,
+            };
+            commits.get(first).map(|&(_, made)| made)
+        });
         queued.chain(unheard).min()
     }
 
@@ -527,8 +525,13 @@ impl Observer for RegionObserver {
             replicas.make(arrival.key as usize, arrival.at, unlike);
         }
         let commit = grant.start + arrival.hold;
-        self.pending
-            .push(Reverse((commit, self.made, arrival.key, unlike, arrival.at)));
+        self.pending.push(Reverse((
+            commit,
+            self.made,
+            arrival.key,
+            unlike,
+            arrival.at,
+        )));
         self.made += 1;
     }
 }

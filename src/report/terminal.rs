@@ -132,6 +132,9 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         line = wrap(&line, width.clamp(40, MAX_LINE));
     }
     let _ = writeln!(out, "{}", paint(Style::new().bold(), &line));
+    if let Some(note) = calibration_note(scenario) {
+        let _ = writeln!(out, "{}", wrap(&note, line_width()));
+    }
     let groups = by_policy(scenario, rows);
     for group in &groups {
         if groups.len() > 1 {
@@ -144,6 +147,17 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         policy_table(&mut out, scenario, group, colour);
     }
     out
+}
+
+/// Which of the scenario's own fields won over its calibration's, when any did.
+pub fn calibration_note(scenario: &Scenario) -> Option<String> {
+    (!scenario.calibration_kept.is_empty()).then(|| {
+        format!(
+            "note: the scenario sets {} itself, so the calibration's values of these are not used; \
+             leave them out of the scenario to take the calibrated ones",
+            scenario.calibration_kept.join(", ")
+        )
+    })
 }
 
 /// " at traffic ×2" (and a trace's speed-up) when the what-if traffic changes the arrivals.
@@ -560,7 +574,11 @@ mod tests {
         assert_eq!(fit_columns(&widths, None), ((0..11).collect(), 2));
         assert_eq!(fit_columns(&widths, Some(140)), ((0..11).collect(), 2));
         let (shown, gap) = fit_columns(&widths, Some(100));
-        assert_eq!(shown, [0, 1, 3, 4, 5, 6, 9, 10], "util, backlog max and max wait go first");
+        assert_eq!(
+            shown,
+            [0, 1, 3, 4, 5, 6, 9, 10],
+            "util, backlog max and max wait go first"
+        );
         assert_eq!(gap, 1);
         let (shown, _) = fit_columns(&widths, Some(80));
         assert_eq!(shown, [0, 3, 4, 5, 9, 10]);

@@ -21,6 +21,9 @@ pub struct Merged<'a> {
     /// Each field (a dotted path, such as `machine.cores` or `client.overhead`) a calibration
     /// added, and that calibration's file.
     added: Vec<(String, PathBuf)>,
+    /// Each field a calibration gives that the scenario sets itself (its own value is used),
+    /// and that calibration's file.
+    kept: Vec<(String, PathBuf)>,
     /// The fields a `[sweep]` sets.
     swept: Vec<String>,
 }
@@ -30,6 +33,16 @@ impl Merged<'_> {
     /// scenario's, whatever a calibration added.
     pub fn swept<'f>(&mut self, fields: impl IntoIterator<Item = &'f String>) {
         self.swept.extend(fields.into_iter().cloned());
+    }
+
+    /// The scenario's own fields that a calibration also gives, as `field (file)`: the
+    /// scenario's values are used, and the user should know (a `[hold] ms` of the scenario
+    /// already counts the commit the calibration's machine adds again).
+    pub fn kept(&self) -> Vec<String> {
+        self.kept
+            .iter()
+            .map(|(field, file)| format!("{field} ({})", file.display()))
+            .collect()
     }
 
     /// Whether the text is the scenario as written (it includes no calibration).
@@ -71,6 +84,7 @@ pub fn merged<'a>(
     let unchanged = || Merged {
         text: Cow::Borrowed(text),
         added: Vec::new(),
+        kept: Vec::new(),
         swept: Vec::new(),
     };
     let Ok(mut table) = text.parse::<Table>() else {
@@ -98,7 +112,7 @@ pub fn merged<'a>(
         .into_iter()
         .chain(included.map(|file| (file, false)))
         .collect();
-    let mut added = Vec::new();
+    let (mut added, mut kept) = (Vec::new(), Vec::new());
     for (file, from_flag) in sources {
         let sections = read(&file).map_err(|message| {
             if from_flag {
@@ -107,13 +121,15 @@ pub fn merged<'a>(
                 InputError::scenario(path, "include", format!("{}: {message}", file.display()))
             }
         })?;
-        let mut fields = Vec::new();
-        merge(&mut table, sections, "", &mut fields);
+        let (mut fields, mut own) = (Vec::new(), Vec::new());
+        merge(&mut table, sections, "", &mut fields, &mut own);
         added.extend(fields.into_iter().map(|field| (field, file.clone())));
+        kept.extend(own.into_iter().map(|field| (field, file.clone())));
     }
     Ok(Merged {
         text: Cow::Owned(table.to_string()),
         added,
+        kept,
         swept: Vec::new(),
     })
 }
@@ -143,8 +159,15 @@ fn read(file: &Path) -> Result<Table, String> {
 }
 
 /// Adds `extra`'s fields to `table` where `table` has none; tables merge recursively. The
-/// dotted path (under `prefix`) of each field added goes to `added`.
-fn merge(table: &mut Table, extra: Table, prefix: &str, added: &mut Vec<String>) {
+/// dotted path (under `prefix`) of each field added goes to `added`, of each that `table`
+/// already sets to `kept`.
+fn merge(
+    table: &mut Table,
+    extra: Table,
+    prefix: &str,
+    added: &mut Vec<String>,
+    kept: &mut Vec<String>,
+) {
     for (key, value) in extra {
         let path = if prefix.is_empty() {
             key.clone()
@@ -153,9 +176,9 @@ fn merge(table: &mut Table, extra: Table, prefix: &str, added: &mut Vec<String>)
         };
         match (table.get_mut(&key), value) {
             (Some(toml::Value::Table(mine)), toml::Value::Table(theirs)) => {
-                merge(mine, theirs, &path, added)
+                merge(mine, theirs, &path, added, kept)
             }
-            (Some(_), _) => {}
+            (Some(_), _) => kept.push(path),
             (None, value) => {
                 table.insert(key, value);
                 added.push(path);
@@ -187,6 +210,8 @@ mod tests {
             "the scenario's hold"
         );
         assert_eq!(table["hold"]["per_waiter_ms"].as_float(), Some(0.004));
+        let file = dir.path().join("calibration.toml").display().to_string();
+        assert_eq!(merged.kept(), [format!("hold.ms ({file})")]);
         assert_eq!(table["machine"]["cores"].as_integer(), Some(2));
         assert!(table.get("include").is_none());
         let err = merged_err(&scenario, "include = \"missing.toml\"\n");

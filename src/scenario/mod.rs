@@ -95,6 +95,9 @@ pub struct Scenario {
     pub pipeline: bool,
     /// Regions taking the likes on their own rows (region i is key i), copying their counts.
     pub regions: Option<std::sync::Arc<crate::model::regions::RegionsPlan>>,
+    /// The scenario's own fields that its calibration also gives (`hold.ms (calibration.toml)`):
+    /// the scenario's values are used; the terminal and `scenario.toml` say so.
+    pub calibration_kept: Vec<String>,
     /// The likes table each like is recorded in before its increment (`[likes_table]`).
     pub likes: Option<std::sync::Arc<crate::model::likes::LikesPlan>>,
     /// The most requests one shard count may hold queued before it is stopped as saturated
@@ -234,7 +237,10 @@ impl Scenario {
                 "this command takes one configuration; shardsim run and shardsim plan expand a [sweep]",
             ));
         }
-        validate::resolve(path, file, overrides).map_err(|err| merged.blame(err))
+        let mut scenario =
+            validate::resolve(path, file, overrides).map_err(|err| merged.blame(err))?;
+        scenario.calibration_kept = merged.kept();
+        Ok(scenario)
     }
 
     /// Reads a scenario file and expands its `[sweep]` (if any) into every configuration.
@@ -256,7 +262,11 @@ impl Scenario {
         if let Some(sweep) = &file.sweep {
             merged.swept(sweep.keys());
         }
-        grid::expand(path, file, overrides).map_err(|err| merged.blame(err))
+        let mut grid = grid::expand(path, file, overrides).map_err(|err| merged.blame(err))?;
+        for configuration in &mut grid.configurations {
+            configuration.scenario.calibration_kept = merged.kept();
+        }
+        Ok(grid)
     }
 
     /// The engines of a sweep, per policy in the scenario's order: every static shard count,

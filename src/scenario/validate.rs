@@ -168,7 +168,7 @@ pub(super) fn resolve(
     let hold_table = file.hold.clone().ok_or_else(|| {
         err(
             "hold",
-            "missing: add a [hold] table, e.g. dist = \"constant\" and ms = 1".into(),
+            "missing: add a [hold] table, e.g. dist = \"constant\" and ms = 1, or take it from a calibration (--calibration FILE, or include = \"calibration.toml\")".into(),
         )
     })?;
     let hold = resolve_hold(&hold_table).map_err(|(field, m)| err(&format!("hold.{field}"), m))?;
@@ -310,6 +310,7 @@ pub(super) fn resolve(
         pipeline,
         regions,
         likes,
+        calibration_kept: Vec::new(),
         queue_limit: crate::budget::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };

@@ -205,7 +205,9 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     assert!(dir.path().join("grid-2/runs.jsonl").is_file());
     // A slice whose runs were edited after it wrote them is refused, naming it.
     let runs = dir.path().join("grid-2/runs.jsonl");
-    let edited = std::fs::read_to_string(&runs).unwrap().replacen("1", "2", 1);
+    let edited = std::fs::read_to_string(&runs)
+        .unwrap()
+        .replacen("1", "2", 1);
     std::fs::write(&runs, edited).unwrap();
     let output = common::shardsim(
         dir.path(),

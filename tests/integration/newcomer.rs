@@ -313,3 +313,71 @@ fn a_number_with_a_unit_and_a_duplicate_key_are_named_in_the_scenarios_words() {
         assert!(stderr(&output).contains(says), "{}", stderr(&output));
     }
 }
+
+/// A calibration as `shardsim calibrate` writes it (durable commits, two cores).
+const CALIBRATION: &str = "[hold]\ndist = \"constant\"\nms = 0.004\ngrant_order = \"fifo\"\n\n\
+[machine]\ncores = 2\nwake_ms = 0.010\nwake_cpu_ms = 0.012\n\n[machine.cpu]\ndist = \"constant\"\nms = 0.030\n\n\
+[wal]\nflush_ms = 0.250\ngroup_commit = true\n\n\
+[client.overhead]\ndist = \"lognormal\"\nmedian_ms = 0.080\np99_ms = 0.200\n";
+
+#[test]
+fn a_calibrated_run_takes_the_calibrated_commit_and_says_which_fields_the_scenario_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("calibration.toml"), CALIBRATION).unwrap();
+    let shipped = crate::common::repo("scenarios/calibrated/final.toml");
+    let args = |scenario: &str, out: &str| -> Vec<String> {
+        [
+            "run",
+            scenario,
+            "--calibration",
+            "calibration.toml",
+            "--shards",
+            "8",
+            "--policy",
+            "earliest-free",
+            "--out",
+            out,
+            "--no-fail",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        shardsim(dir.path(), &args)
+    };
+    // The shipped calibrated final: its commit is the calibration's, and nothing is kept.
+    let output = run(args(shipped.to_str().unwrap(), "calibrated"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let resolved = fs::read_to_string(dir.path().join("calibrated/scenario.toml")).unwrap();
+    assert!(
+        resolved.contains("ms = 0.004") && resolved.contains("flush_ms = 0.25"),
+        "{resolved}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("note:"));
+    // final.toml sets [hold] itself: its 1 ms is kept, and the run says so.
+    let output = run(args(
+        crate::common::repo("scenarios/final.toml")
+            .to_str()
+            .unwrap(),
+        "own",
+    ));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("note: the scenario sets hold.dist") && stdout.contains("hold.ms"),
+        "{stdout}"
+    );
+    let resolved = fs::read_to_string(dir.path().join("own/scenario.toml")).unwrap();
+    assert!(
+        resolved.contains("over its calibration's for: hold.dist"),
+        "{resolved}"
+    );
+    // Without a calibration, the calibrated final says where its hold comes from.
+    let output = shardsim(dir.path(), &["run", shipped.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--calibration FILE"),
+        "{}",
+        stderr(&output)
+    );
+}
