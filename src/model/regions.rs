@@ -467,6 +467,9 @@ impl Replicas {
     }
 }
 
+/// A like waiting for its commit: (commit time, order made, region, unlike, made at).
+type PendingCommit = (SimTime, u64, u32, bool, SimTime);
+
 /// Feeds a run's commits to its [`Replicas`] (one per merge rule, on the same commits): a
 /// like's region is its key, its commit the grant plus its hold; each update is an unlike with
 /// the plan's probability.
@@ -474,7 +477,7 @@ impl Replicas {
 pub struct RegionObserver {
     replicas: Vec<Replicas>,
     /// Commits not yet fed (a later arrival can commit earlier on another row), by time.
-    pending: BinaryHeap<Reverse<(SimTime, u64, u32, bool, SimTime)>>,
+    pending: BinaryHeap<Reverse<PendingCommit>>,
     made: u64,
     unlike_rng: SimRng,
     unlike_fraction: f64,
