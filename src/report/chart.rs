@@ -423,6 +423,14 @@ impl Axis {
             if (plot - plot.round()).abs() > 1e-6 {
                 return String::new();
             }
+            // Decades past a second stay in seconds (`100 s`, `10,000 s`): in minutes and
+            // hours they would read 1.67 min and 2.78 h, not round.
+            if self.time
+                && value >= 1e3
+                && !(self.clamped && plot.round() <= self.floor.log10().round())
+            {
+                return format!("{} s", units::count((value / 1e3).round() as u64));
+            }
             if self.clamped && plot.round() <= self.floor.log10().round() {
                 // Only zeros sit below a count axis' floor; a wait axis also puts waits
                 // under 1 µs there.
@@ -617,13 +625,26 @@ fn draw_mesh<DB: DrawingBackend>(
     x_label: &dyn Fn(&f64) -> String,
     y_label: &dyn Fn(&f64) -> String,
 ) -> DrawResult<DB> {
+    draw_mesh_with(chart, x_desc, y_desc, x_label, y_label, 12)
+}
+
+/// [`draw_mesh`] with at most `x_labels` labels across: a half-width panel has room for about
+/// half as many.
+fn draw_mesh_with<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    x_desc: &str,
+    y_desc: &str,
+    x_label: &dyn Fn(&f64) -> String,
+    y_label: &dyn Fn(&f64) -> String,
+    x_labels: usize,
+) -> DrawResult<DB> {
     chart
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(x_label)
         .y_label_formatter(y_label)
-        .x_labels(12)
+        .x_labels(x_labels)
         .y_labels(12)
         .label_style((FONT, 18))
         .axis_desc_style((FONT, 22))
@@ -751,6 +772,38 @@ fn draw_time_line<DB: DrawingBackend>(
             .filter(|piece| !piece.is_empty())
             .map(|piece| PathElement::new(piece, style)),
     )?;
+    Ok(())
+}
+
+/// A line over time of values on axis `y`. On a log axis a zero sits on the floor, decades
+/// below every other value: a line that steps between zero and a value there would draw a
+/// wall of verticals, so it is broken at each such step — stretches at zero run along the
+/// floor, the others above it, and a lone value is a dot.
+fn draw_axis_line<DB: DrawingBackend>(
+    chart: &mut Plot<'_, DB>,
+    y: Axis,
+    points: &[(f64, f64)],
+    style: ShapeStyle,
+) -> DrawResult<DB> {
+    let plotted: Vec<(f64, f64)> = points.iter().map(|&(t, v)| (t, y.to_plot(v))).collect();
+    if !y.log {
+        return draw_time_line(chart, plotted, style);
+    }
+    let on_floor = |value: f64| value <= y.floor;
+    let mut start = 0;
+    for end in 1..=points.len() {
+        let breaks = end == points.len() || on_floor(points[end].1) != on_floor(points[start].1);
+        if !breaks {
+            continue;
+        }
+        let piece = plotted[start..end].to_vec();
+        if piece.len() == 1 {
+            chart.draw_series(piece.iter().map(|&p| Circle::new(p, 2, style.filled())))?;
+        } else {
+            draw_time_line(chart, piece, style)?;
+        }
+        start = end;
+    }
     Ok(())
 }
 
@@ -1028,16 +1081,38 @@ impl BacklogFigure<'_> {
                 .iter()
                 .flat_map(|(_, points)| points.iter().map(|p| p.1)),
         );
-        let offered = offered_likes(self.scenario, self.runs);
+        // A closed loop offers nothing of its own: its clients send as fast as answers come.
+        let closed = matches!(
+            self.scenario.arrivals,
+            crate::scenario::ArrivalPlan::Closed(_)
+        );
+        let offered = if closed {
+            Vec::new()
+        } else {
+            offered_likes(self.scenario, self.runs)
+        };
         let rate_top = offered.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
         let grey = RGBColor(120, 120, 120);
         let mut legend = Legend::default();
-        legend.add(
-            "likes offered per second (right axis)",
-            Mark::Fill(grey.mix(0.3)),
-        );
+        if !closed {
+            legend.add(
+                "likes offered per second (right axis)",
+                Mark::Fill(grey.mix(0.3)),
+            );
+        }
+        let range = y.range();
+        let plotted: Vec<Vec<f64>> = lines
+            .iter()
+            .map(|(_, points)| points.iter().map(|p| y.to_plot(p.1)).collect())
+            .collect();
         for (index, (shards, points)) in lines.iter().enumerate() {
-            legend.add(series_label(shards, points), Mark::Line(colour(index)));
+            let label = match hidden_under(&plotted, index, (range.end - range.start) / 150.0)
+                .map(|over| &lines[over].0)
+            {
+                Some(over) => format!("{} (under {over})", series_label(shards, points)),
+                None => series_label(shards, points),
+            };
+            legend.add(label, Mark::Line(colour(index)));
         }
         let (plot_area, legend_area) = legend.split(root);
         let caption = title(
@@ -1050,19 +1125,20 @@ impl BacklogFigure<'_> {
         draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
-        chart
-            .configure_secondary_axes()
-            .y_desc("likes offered (per second)")
-            .y_label_formatter(&|v| number(*v))
-            .label_style((FONT, 18))
-            .axis_desc_style((FONT, 22))
-            .draw()?;
-        chart.draw_secondary_series(
-            AreaSeries::new(offered, 0.0, grey.mix(0.15)).border_style(grey.mix(0.6)),
-        )?;
+        if !closed {
+            chart
+                .configure_secondary_axes()
+                .y_desc("likes offered (per second)")
+                .y_label_formatter(&|v| number(*v))
+                .label_style((FONT, 18))
+                .axis_desc_style((FONT, 22))
+                .draw()?;
+            chart.draw_secondary_series(
+                AreaSeries::new(offered, 0.0, grey.mix(0.15)).border_style(grey.mix(0.6)),
+            )?;
+        }
         for (index, (_, points)) in lines.iter().enumerate() {
-            let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
-            draw_time_line(&mut chart, plotted.collect(), colour(index).stroke_width(3))?;
+            draw_axis_line(&mut chart, y, points, colour(index).stroke_width(3))?;
         }
         legend.draw(&legend_area)
     }
@@ -1205,8 +1281,7 @@ impl WaitOverTimeFigure<'_> {
             draw_target(&mut chart, 0.0..end_s, y.to_plot(target))?;
         }
         for (index, (_, points)) in lines.iter().enumerate() {
-            let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
-            draw_time_line(&mut chart, plotted.collect(), colour(index).stroke_width(3))?;
+            draw_axis_line(&mut chart, y, points, colour(index).stroke_width(3))?;
         }
         legend.draw(&legend_area)
     }
@@ -1496,6 +1571,21 @@ impl RowsFigure<'_> {
     }
 }
 
+/// The first later-drawn line of `plotted` (plot coordinates, one value per window) that
+/// covers line `index` entirely — every value within `tolerance`, about a line's width — so
+/// the legend can say where the hidden line is.
+fn hidden_under(plotted: &[Vec<f64>], index: usize, tolerance: f64) -> Option<usize> {
+    let mine = &plotted[index];
+    (index + 1..plotted.len()).find(|&other| {
+        !mine.is_empty()
+            && plotted[other].len() == mine.len()
+            && mine
+                .iter()
+                .zip(&plotted[other])
+                .all(|(a, b)| (a - b).abs() <= tolerance)
+    })
+}
+
 /// Whether two lines would be drawn on top of each other: every value within 2% (or 1 µs).
 fn coincide(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len()
@@ -1773,6 +1863,10 @@ pub fn validation_chart(
 /// The band of the p99 tolerance on the validation chart.
 const TOLERANCE_BAND: RGBColor = RGBColor(222, 235, 247);
 
+/// Labels across one of the validation chart's two panels (durations such as `1.25 ms` take
+/// about 70 pixels each).
+const HALF_PANEL_LABELS: usize = 5;
+
 struct ValidationFigure<'a> {
     validation: &'a crate::calibrate::validate::Validation,
     /// The p99 tolerance, relative (`--p99-rel`).
@@ -1838,12 +1932,13 @@ impl ValidationFigure<'_> {
             * 1.1;
         let mut chart = build(area, "throughput".into(), 0.0..top, 0.0..top, false)?;
         let label = |v: &f64| number(*v);
-        draw_mesh(
+        draw_mesh_with(
             &mut chart,
             "measured updates per second",
             "predicted updates per second",
             &label,
             &label,
+            HALF_PANEL_LABELS,
         )?;
         draw_diagonal(&mut chart, 0.0..top)?;
         for point in points {
@@ -1885,20 +1980,30 @@ impl ValidationFigure<'_> {
             range.clone(),
             false,
         )?;
-        draw_mesh(
+        draw_mesh_with(
             &mut chart,
             &format!("measured p99{}", axis.note()),
             &format!("predicted p99{}", axis.note()),
             &|v| axis.label(*v),
             &|v| axis.label(*v),
+            HALF_PANEL_LABELS,
         )?;
-        let band = |factor: f64| {
-            [axis.floor.max(1e-9), axis.top]
-                .map(|value| (axis.to_plot(value), axis.to_plot(value * factor)))
-        };
-        let (below, above) = (band(1.0 - self.p99_rel), band(1.0 + self.p99_rel));
+        // The band between predicted = measured × (1 ± rel), cut at the top of the plot (a
+        // polygon reaching past it would not be drawn above the diagonal at all).
+        let (low, high) = (axis.floor.max(1e-9), axis.top);
+        let (below, above) = (1.0 - self.p99_rel, 1.0 + self.p99_rel);
+        let corners = [
+            (low, low * below),
+            (high, high * below),
+            (high, high),
+            (high / above, high),
+            (low, low * above),
+        ];
         chart.draw_series(std::iter::once(Polygon::new(
-            vec![below[0], below[1], above[1], above[0]],
+            corners
+                .iter()
+                .map(|&(x, y)| (axis.to_plot(x), axis.to_plot(y)))
+                .collect::<Vec<_>>(),
             TOLERANCE_BAND.filled(),
         )))?;
         draw_diagonal(&mut chart, range)?;
@@ -1986,6 +2091,61 @@ mod tests {
         );
         assert_eq!(waits.label(3.0), "1 s");
         assert_eq!(waits.label(0.0), "1 ms");
+        assert_eq!(waits.label(5.0), "100 s", "not 1.67 min");
+        assert_eq!(waits.label(7.0), "10,000 s", "not 2.78 h");
+    }
+
+    #[test]
+    fn a_line_covered_by_a_later_one_is_named_under_it() {
+        let lines = vec![vec![63.0, 63.0], vec![63.0, 63.05], vec![50.0, 51.0]];
+        assert_eq!(hidden_under(&lines, 0, 0.1), Some(1));
+        assert_eq!(hidden_under(&lines, 1, 0.1), None);
+        assert_eq!(hidden_under(&lines, 2, 0.1), None);
+    }
+
+    fn sweep_row(values: &[&str], recommended: Option<u32>) -> super::super::grid::SweepRow {
+        super::super::grid::SweepRow {
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+            policy: "random".into(),
+            recommended,
+            p99_ms: recommended.map(|_| 1.0),
+        }
+    }
+
+    #[test]
+    fn sweep_charts_name_their_fields_key_their_colours_and_place_none() {
+        let fields = vec!["hold.ms".to_owned(), "arrivals.scale".to_owned()];
+        let rows = [
+            sweep_row(&["1", "1"], Some(8)),
+            sweep_row(&["1", "2"], Some(16)),
+            sweep_row(&["2", "1"], Some(16)),
+            sweep_row(&["2", "2"], None),
+        ];
+        let heat = &sweep_charts(&fields, &rows).unwrap()[0].svg;
+        for text in [
+            "mean hold of a row, ms (hold.ms)",
+            "(arrivals.scale)",
+            "8 shards",
+            "16 shards",
+            "none meets the target",
+        ] {
+            assert!(heat.contains(text), "{text}");
+        }
+        let one = [
+            sweep_row(&["post"], None),
+            sweep_row(&["post_user"], Some(8)),
+        ];
+        let fields = ["likes_table.partition_by".to_owned()];
+        let line = &sweep_charts(&fields, &one).unwrap()[0].svg;
+        for text in [
+            "\nnone\n",
+            "\n4\n",
+            "\n8\n",
+            "\n16\n",
+            "likes table partitioned by",
+        ] {
+            assert!(line.contains(text), "{text}");
+        }
     }
 
     #[test]
@@ -2063,12 +2223,35 @@ impl HeatFigure<'_> {
         let counts: Vec<u32> = of.iter().filter_map(|r| r.recommended).collect();
         let low = counts.iter().copied().min().unwrap_or(1).max(1);
         let high = counts.iter().copied().max().unwrap_or(1).max(low);
-        let mut chart = ChartBuilder::on(root)
+        let share = |n: u32| {
+            if high > low {
+                (f64::from(n).log2() - f64::from(low).log2())
+                    / (f64::from(high).log2() - f64::from(low).log2())
+            } else {
+                0.5
+            }
+        };
+        // The colour key: every recommended count's colour, and the grey of none.
+        let mut legend = Legend::default();
+        let mut shown: Vec<u32> = counts.clone();
+        shown.sort_unstable();
+        shown.dedup();
+        for &n in &shown {
+            legend.add(
+                format!("{n} {}", if n == 1 { "shard" } else { "shards" }),
+                Mark::Fill(heat_colour(share(n)).mix(1.0)),
+            );
+        }
+        if of.iter().any(|r| r.recommended.is_none()) {
+            legend.add(
+                "none meets the target",
+                Mark::Fill(RGBColor(220, 220, 220).mix(1.0)),
+            );
+        }
+        let (plot_area, legend_area) = legend.split(root);
+        let mut chart = ChartBuilder::on(&plot_area)
             .caption(
-                format!(
-                    "shards recommended by {} against {} (policy {})",
-                    self.fields[0], self.fields[1], self.policy
-                ),
+                format!("shards recommended (policy {})", self.policy),
                 (FONT, 30),
             )
             .margin(20)
@@ -2086,8 +2269,8 @@ impl HeatFigure<'_> {
         chart
             .configure_mesh()
             .disable_mesh()
-            .x_desc(self.fields[1].as_str())
-            .y_desc(self.fields[0].as_str())
+            .x_desc(field_title(&self.fields[1]))
+            .y_desc(field_title(&self.fields[0]))
             .x_label_formatter(&|v| label(&across, v))
             .y_label_formatter(&|v| label(&down, v))
             .x_labels(across.len() + 1)
@@ -2105,15 +2288,7 @@ impl HeatFigure<'_> {
                 };
                 let (x, y) = (x as i32, y as i32);
                 let (fill, text) = match row.recommended {
-                    Some(n) => {
-                        let share = if high > low {
-                            (f64::from(n).log2() - f64::from(low).log2())
-                                / (f64::from(high).log2() - f64::from(low).log2())
-                        } else {
-                            0.5
-                        };
-                        (heat_colour(share), n.to_string())
-                    }
+                    Some(n) => (heat_colour(share(n)), n.to_string()),
                     None => (RGBColor(220, 220, 220), "none".to_owned()),
                 };
                 chart.draw_series(std::iter::once(Rectangle::new(
@@ -2137,8 +2312,29 @@ impl HeatFigure<'_> {
                 )))?;
             }
         }
-        Ok(())
+        legend.draw(&legend_area)
     }
+}
+
+/// A swept field's axis title in words, with its path: `commit hold, ms (hold.ms)`.
+fn field_title(field: &str) -> String {
+    let words = match field {
+        "hold.ms" | "hold.mean_ms" => "mean hold of a row, ms",
+        "hold.median_ms" => "median hold of a row, ms",
+        "arrivals.scale" => "traffic, × the scenario's",
+        "arrivals.rate_per_s" => "likes per second",
+        "machine.cores" => "server cores",
+        "machine.cpu.ms" => "CPU per update, ms",
+        "wal.flush_ms" => "log flush, ms",
+        "client.timeout_ms" => "client timeout, ms",
+        "client.retries" => "retries per like",
+        "pool.size" => "connections in the pool",
+        "likes_table.partition_by" => "likes table partitioned by",
+        "likes_table.partitions" => "likes table partitions",
+        "policy" => "row choice",
+        _ => return field.to_owned(),
+    };
+    format!("{words} ({field})")
 }
 
 /// A sequential colour from pale yellow (`share` 0: the fewest shards) to dark blue (1: the
@@ -2189,7 +2385,24 @@ impl SweepLineFigure<'_> {
         }
         let (plot_area, legend_area) = legend.split(root);
         let counts: Vec<u32> = self.rows.iter().filter_map(|r| r.recommended).collect();
-        let y = shard_range(&counts);
+        // Powers of two one step around the recommendations, and a row named "none" above
+        // them for configurations where no simulated count meets the target.
+        let lowest = counts.iter().copied().min().unwrap_or(1).max(1);
+        let highest = counts.iter().copied().max().unwrap_or(1).max(lowest);
+        let bottom = (f64::from(lowest).log2().floor() - 1.0).max(0.0);
+        let top = f64::from(highest).log2().ceil() + 1.0;
+        let unmet_any = self.rows.iter().any(|r| r.recommended.is_none());
+        let none_row = top + 1.0;
+        let y = (bottom - 0.35)..(if unmet_any { none_row } else { top } + 0.35);
+        let y_label = |v: f64| {
+            if (v - v.round()).abs() > 1e-6 {
+                String::new()
+            } else if unmet_any && (v - none_row).abs() < 1e-6 {
+                "none".to_owned()
+            } else {
+                shard_label(v)
+            }
+        };
         let mut chart = ChartBuilder::on(&plot_area)
             .caption(
                 format!("shards recommended against {}", self.fields[0]),
@@ -2201,13 +2414,14 @@ impl SweepLineFigure<'_> {
             .build_cartesian_2d((0..values.len() as i32 - 1).into_segmented(), y)?;
         chart
             .configure_mesh()
-            .x_desc(self.fields[0].as_str())
-            .y_desc("shards recommended (log scale; ✕ none meets the target)")
+            .x_desc(field_title(&self.fields[0]))
+            .y_desc("shards recommended (log scale)")
             .x_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => values.get(*i as usize).cloned().unwrap_or_default(),
                 _ => String::new(),
             })
-            .y_label_formatter(&|v| shard_label(*v))
+            .y_label_formatter(&|v| y_label(*v))
+            .y_labels(((none_row - bottom) as usize + 2) * 2)
             .x_labels(values.len() + 1)
             .label_style((FONT, 18))
             .axis_desc_style((FONT, 22))
@@ -2238,9 +2452,9 @@ impl SweepLineFigure<'_> {
                     .into_iter()
                     .map(|p| Circle::new(p, 6 + 4 * wider, colour.filled())),
             )?;
-            // A configuration where no simulated shard count meets the target: a cross at the
-            // top, labelled, in the policy's colour (stacked when several policies miss).
-            let top = chart.y_range().end - 0.12 * (1 + i) as f64;
+            // A configuration where no simulated shard count meets the target: a cross on the
+            // "none" row, labelled, in the policy's colour (stacked when several policies miss).
+            let top = none_row - 0.12 * i as f64;
             for (x, value) in values.iter().enumerate() {
                 let unmet = self.rows.iter().any(|r| {
                     r.policy == *policy && r.values[0] == *value && r.recommended.is_none()
@@ -2251,7 +2465,7 @@ impl SweepLineFigure<'_> {
                         EmptyElement::at(at)
                             + Cross::new((0, 0), 9, colour.stroke_width(3))
                             + Text::new(
-                                "none meets the target",
+                                "no simulated count meets the target",
                                 (16, -9),
                                 (FONT, 18).into_font().color(&colour),
                             ),

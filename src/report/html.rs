@@ -46,7 +46,7 @@ pub fn render(
         let _ = write!(
             page,
             "<h2>Reading{policy}</h2>\n<p>{}</p>\n<h2>Summary{policy}</h2>\n{}",
-            escape(&reading(scenario, group.rows, &group.recommendation)),
+            prose(&reading(scenario, group.rows, &group.recommendation)),
             table(group.rows, &group.recommendation)
         );
         extra_tables(&mut page, group.rows);
@@ -118,7 +118,7 @@ fn figures(charts: &[Chart]) -> String {
             "<figure id=\"{}\">\n{}\n<figcaption>{} Data: {}; image: <a href=\"{}.png\">{}.png</a>.</figcaption>\n</figure>\n",
             chart.name,
             strip_xml_declaration(&chart.svg),
-            escape(chart.caption),
+            prose(chart.caption),
             links.join(", "),
             chart.name,
             chart.name
@@ -224,6 +224,21 @@ fn strip_xml_declaration(svg: &str) -> &str {
         Some(start) => &svg[start..],
         None => svg,
     }
+}
+
+/// Prose for the page: escaped, with the terminal's `code` spans set as `<code>`.
+fn prose(text: &str) -> String {
+    escape(text)
+        .split('`')
+        .enumerate()
+        .map(|(i, piece)| {
+            if i % 2 == 1 {
+                format!("<code>{piece}</code>")
+            } else {
+                piece.to_owned()
+            }
+        })
+        .collect()
 }
 
 /// Escapes text for HTML.

@@ -381,3 +381,43 @@ fn a_calibrated_run_takes_the_calibrated_commit_and_says_which_fields_the_scenar
         stderr(&output)
     );
 }
+
+#[test]
+fn a_closed_loops_backlog_chart_offers_no_rate_and_names_a_hidden_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = crate::common::repo("scenarios/postgres-2core.toml");
+    let args = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--shards",
+        "1,2",
+        "--out",
+        "out",
+        "--quiet",
+        "--no-fail",
+    ];
+    let output = shardsim(dir.path(), &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let backlog = fs::read_to_string(dir.path().join("out/backlog.svg")).unwrap();
+    assert!(
+        !backlog.contains("likes offered"),
+        "a closed loop offers no rate"
+    );
+    assert!(
+        backlog.contains("N = 1 (under N = 2)"),
+        "the hidden line is named"
+    );
+}
+
+#[test]
+fn the_report_page_sets_code_as_code_not_backticks() {
+    let dir = tempfile::tempdir().unwrap();
+    // Its reading names `shardsim plan` (the target is met between simulated counts).
+    let text = GATE.replace("shards = [2, 4]", "shards = [1, 2, 8]") + "[slo]\np99_ms = 5\n";
+    fs::write(dir.path().join("gate.toml"), text).unwrap();
+    let output = shardsim(dir.path(), &["run", "gate.toml", "--out", "out", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let page = fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(!page.contains('`'), "no literal backticks");
+    assert!(page.contains("<code>shardsim plan</code>"));
+}
