@@ -168,15 +168,15 @@ fn add_host(config: &mut Config, host: &str) {
 /// `host=… port=… dbname=… user=…`, as the tool prints it.
 fn show(config: &Config) -> String {
     let host = match config.get_hosts().first() {
-        Some(Host::Tcp(name)) => name.clone(),
-        Some(Host::Unix(path)) => path.display().to_string(),
+        Some(Host::Tcp(name)) => crate::error::clip(name).into_owned(),
+        Some(Host::Unix(path)) => crate::error::clip_path(path),
         None => "?".into(),
     };
     format!(
         "host={host} port={} dbname={} user={}",
         config.get_ports().first().copied().unwrap_or(5432),
-        config.get_dbname().unwrap_or("?"),
-        config.get_user().unwrap_or("?"),
+        crate::error::clip(config.get_dbname().unwrap_or("?")),
+        crate::error::clip(config.get_user().unwrap_or("?")),
     )
 }
 
