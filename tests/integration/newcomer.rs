@@ -3,11 +3,19 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use crate::common::{shardsim, stderr};
 
 const GATE: &str = "name = \"gate\"\nshards = [2, 4]\nduration_s = 5\npolicy = \"random\"\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 2500\n";
+
+/// Asserts that `output` is bad input (exit 2) whose one-line error says `says`.
+fn assert_refused(output: &Output, says: &str) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains(says), "wanted {says:?}: {message}");
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+}
 
 fn gate(dir: &Path) {
     fs::write(dir.join("gate.toml"), GATE).unwrap();
@@ -111,9 +119,7 @@ fn check_writes_its_files_only_over_its_own() {
         ("gate.toml", "is the scenario"),
         ("baselines/gate.csv", "is the baseline"),
     ] {
-        let output = check(&["--junit", junit]);
-        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+        assert_refused(&check(&["--junit", junit]), says);
     }
     assert_eq!(
         fs::read_to_string(dir.path().join("gate.toml")).unwrap(),
@@ -121,13 +127,7 @@ fn check_writes_its_files_only_over_its_own() {
     );
     assert_eq!(fs::read(&baseline).unwrap(), original);
     fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-    let output = check(&["--junit", "notes.txt"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--overwrite"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&check(&["--junit", "notes.txt"]), "--overwrite");
     assert_eq!(
         fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
         "mine"
@@ -142,11 +142,10 @@ fn check_writes_its_files_only_over_its_own() {
             .status
             .success()
     );
-    let output = check(&["--update", "--baseline", "gate.toml"]);
-    assert_eq!(
-        output.status.code(),
-        Some(2),
-        "a scenario is no baseline to replace"
+    // A scenario is no baseline to replace.
+    assert_refused(
+        &check(&["--update", "--baseline", "gate.toml"]),
+        "not a baseline shardsim wrote",
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("gate.toml")).unwrap(),
@@ -164,12 +163,9 @@ fn check_refuses_a_baseline_it_cannot_compare_in_one_line() {
         shardsim(dir.path(), &all)
     };
     assert!(check(&["--update"]).status.success());
-    let output = check(&["--policy", "earliest-free"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("is for policy \"random\""),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &check(&["--policy", "earliest-free"]),
+        "is for policy \"random\"",
     );
     let baseline = dir.path().join("baselines/gate.csv");
     let text = fs::read_to_string(&baseline).unwrap();
@@ -187,9 +183,7 @@ fn check_refuses_a_baseline_it_cannot_compare_in_one_line() {
         .map(|row| format!("{},{}", row.join(","), row[row.len() - 1]))
         .collect();
     fs::write(&baseline, doubled.join("\n") + "\n").unwrap();
-    let output = check(&[]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("twice"), "{}", stderr(&output));
+    assert_refused(&check(&[]), "twice");
 }
 
 #[test]
@@ -211,18 +205,7 @@ fn inputs_that_never_end_are_refused_before_they_are_read() {
         &["run", "fifo"],
     ];
     for args in cases {
-        let output = shardsim(dir.path(), args);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains("not a regular file"),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        assert_refused(&shardsim(dir.path(), args), "not a regular file");
     }
 }
 
@@ -253,9 +236,8 @@ fn a_very_small_or_huge_rate_is_refused_in_a_short_line() {
         )
         .unwrap();
         let output = shardsim(dir.path(), &["run", "x.toml"]);
-        let message = stderr(&output);
-        assert_eq!(output.status.code(), Some(2), "{message}");
-        assert!(message.contains(says) && message.len() < 200, "{message}");
+        assert_refused(&output, says);
+        assert!(stderr(&output).len() < 200, "{}", stderr(&output));
     }
 }
 
@@ -308,9 +290,7 @@ fn a_number_with_a_unit_and_a_duplicate_key_are_named_in_the_scenarios_words() {
     ];
     for (text, says) in cases {
         fs::write(dir.path().join("x.toml"), text).unwrap();
-        let output = shardsim(dir.path(), &["run", "x.toml"]);
-        assert_eq!(output.status.code(), Some(2));
-        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+        assert_refused(&shardsim(dir.path(), &["run", "x.toml"]), says);
     }
 }
 
@@ -373,12 +353,9 @@ fn a_calibrated_run_takes_the_calibrated_commit_and_says_which_fields_the_scenar
         "{resolved}"
     );
     // Without a calibration, the calibrated final says where its hold comes from.
-    let output = shardsim(dir.path(), &["run", shipped.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("--calibration FILE"),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &shardsim(dir.path(), &["run", shipped.to_str().unwrap()]),
+        "--calibration FILE",
     );
 }
 
