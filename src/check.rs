@@ -400,7 +400,12 @@ pub fn compare(
             policies.dedup();
             policies
         };
-        let message = if old == new {
+        let message = if old == new && policies(baseline) == [String::new()] {
+            format!(
+                "names no policy (its policy column is missing or empty) but the run is for {:?}; regenerate the baseline with --update",
+                clip(&policies(current).join(","))
+            )
+        } else if old == new {
             format!(
                 "is for policy {:?} but the run is for {:?}; pass the baseline's --policy, or --update the baseline",
                 clip(&policies(baseline).join(",")),

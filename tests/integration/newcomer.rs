@@ -398,3 +398,16 @@ fn the_report_page_sets_code_as_code_not_backticks() {
     assert!(!page.contains('`'), "no literal backticks");
     assert!(page.contains("<code>shardsim plan</code>"));
 }
+
+#[test]
+fn a_million_keys_are_estimated_by_the_keys_the_run_touches() {
+    // many-posts peaks at 86 MB of resident memory (measured with /usr/bin/time -v); the
+    // estimate counted every key at its largest row count and said 4 GiB.
+    let path = crate::common::repo("scenarios/many-posts.toml");
+    let scenario =
+        shardsim::scenario::Scenario::load(&path, &shardsim::scenario::Overrides::default())
+            .unwrap();
+    let estimate = shardsim::budget::estimate(&scenario, 2);
+    let mib = estimate.fixed_bytes >> 20;
+    assert!((80..400).contains(&mib), "{mib} MiB");
+}
