@@ -913,7 +913,7 @@ mod tests {
 mod recovery {
     use super::*;
 
-    /// A PostgreSQL like the one calibrated here with durable commits (README), each term
+    /// A PostgreSQL like the one calibrated here with durable commits (docs/validation.md), each term
     /// large enough to move some run by several percent (a term that moves none cannot be
     /// recovered from any measurement): a row held 0.1 ms beyond CPU and flush, a 0.1 ms
     /// wake-up and 10 µs of CPU per waiter woken, 0.04 ms of CPU on the one core the server

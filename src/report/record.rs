@@ -1,6 +1,6 @@
 //! One row of `summary.csv`, as a type: serialised by `csv` for the file and by `serde_json`
 //! for `--format json`, so the two carry the same columns and values by construction. Each
-//! field's doc is the column's meaning (the README's output reference follows them). Numbers
+//! field's doc is the column's meaning (docs/outputs.md follows them). Numbers
 //! are numbers; a figure that is unbounded or undefined (or a section the scenario lacks) is
 //! `None`: an empty cell in the CSV, `null` in JSON — never `inf` or `NaN`.
 
