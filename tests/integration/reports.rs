@@ -76,7 +76,7 @@ fn charts_carry_axis_labels_and_a_series_per_shard_count() {
         "target p99 20 ms",
         "overloaded or saturated",
         "recommended: 8 shards",
-        "16.7 min",
+        "1,000 s",
     ] {
         assert!(waits.contains(label), "waits.svg lacks {label:?}");
     }
