@@ -240,7 +240,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
             !open || record[11].is_empty(),
             "{record:?}"
         );
-        if &record[0] == "closed 32 clients, 1 rows" {
+        if &record[0] == "closed 32 clients, 1 row" {
             assert_eq!(&record[21], "1000.0", "{record:?}");
             assert!(
                 (number(22) - (measured / 1000.0 - 1.0)).abs() < 1e-3,
