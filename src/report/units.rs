@@ -127,6 +127,16 @@ pub fn plural(count: u64, noun: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_light_load_is_never_zero_times_the_ceiling() {
+        assert_eq!(factor(5.0), "5.00");
+        assert_eq!(factor(0.25), "0.25");
+        assert_eq!(factor(0.0004), "0.0004");
+        assert_eq!(plural(1, "row"), "1 row");
+        assert_eq!(plural(4, "row"), "4 rows");
+    }
+
     use super::*;
 
     #[test]

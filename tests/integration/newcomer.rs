@@ -411,3 +411,50 @@ fn a_million_keys_are_estimated_by_the_keys_the_run_touches() {
     let mib = estimate.fixed_bytes >> 20;
     assert!((80..400).contains(&mib), "{mib} MiB");
 }
+
+#[test]
+fn a_target_no_row_count_can_meet_says_more_rows_will_not_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = crate::common::repo("scenarios/likes-table.toml");
+    let output = shardsim(
+        dir.path(),
+        &["run", scenario.to_str().unwrap(), "--out", "out", "--quiet"],
+    );
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("more rows will not help: the likes table's hot partition is full"),
+        "{message}"
+    );
+    assert!(!message.contains("simulate more shards"), "{message}");
+}
+
+#[test]
+fn plans_of_other_hold_shapes_and_policies_go_to_their_own_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "--rate",
+            "3000",
+            "--hold-ms",
+            "1",
+            "--p99-ms",
+            "5",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        assert!(shardsim(dir.path(), &args).status.success(), "{extra:?}");
+    };
+    plan(&[]);
+    plan(&["--hold-dist", "exponential"]);
+    plan(&["--policy", "random"]);
+    for folder in [
+        "rate-3000-hold-1-plan",
+        "rate-3000-hold-1-exponential-plan",
+        "rate-3000-hold-1-plan-random",
+    ] {
+        let csv = dir.path().join("output").join(folder).join("plan.csv");
+        assert!(csv.is_file(), "{}", csv.display());
+    }
+}
