@@ -12,6 +12,7 @@ use crate::error::InputError;
 use crate::model::machine::GrantOrder;
 use crate::scenario::{ArrivalPlan, RateSegment, Scenario, Variant};
 use crate::stats::WindowRow;
+use crate::units::human_bytes;
 
 /// Bytes of one wait histogram (HDR, 1 ns to 2⁵⁰ ns, 3 significant digits; 1,000
 /// replications of 3 shard counts peaked at 1.0 GB while each kept its own: 337 KB a run).
@@ -343,18 +344,6 @@ pub fn admit(
     Ok(per_engine.min(MAX_QUEUED))
 }
 
-/// Bytes for people: `512 MiB`, `3.2 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    let b = bytes as f64;
-    if b >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", b / (1u64 << 30) as f64)
-    } else if b >= (1u64 << 20) as f64 {
-        format!("{:.0} MiB", b / (1u64 << 20) as f64)
-    } else {
-        format!("{:.0} KiB", (b / 1024.0).ceil())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,11 +384,5 @@ mod tests {
         let small = scenario(1, 1.0);
         let limit = admit(&small, &estimate(&small, 2), 4 << 30, true).unwrap();
         assert_eq!(limit, MAX_QUEUED, "a small run leaves the full queue limit");
-    }
-
-    #[test]
-    fn bytes_read_in_binary_units() {
-        assert_eq!(human_bytes(512 << 20), "512 MiB");
-        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
     }
 }

@@ -7,8 +7,8 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::path::Path;
 
-use crate::budget::human_bytes;
 use crate::error::InputError;
+use crate::units::human_bytes;
 
 /// The most bytes of a scenario file.
 pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;

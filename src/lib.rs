@@ -19,6 +19,7 @@
 //! - [`theory`]: exact queueing results (Erlang C, M/D/1, M/D/c) to check and explain the numbers;
 //! - [`progress`]: progress bars while a sweep runs;
 //! - [`stdout`]: standard output, where a closed pipe ends the program quietly;
+//! - [`units`]: quantities in people's units;
 //! - [`cli`] and [`app`]: the command line and the orchestration behind it.
 //!
 //! The exact core is [`model::ShardedCounter`], which reproduces the model's reference example:
@@ -56,3 +57,4 @@ pub mod stats;
 pub mod stdout;
 pub mod sweep;
 pub mod theory;
+pub mod units;
