@@ -468,7 +468,7 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
 
 /// `text` as TOML comment lines of at most 90 characters.
 fn comment(text: &str) -> String {
-    crate::report::terminal::wrap(text, 88)
+    crate::report::units::wrap(text, 88)
         .lines()
         .map(|line| format!("# {line}"))
         .collect::<Vec<_>>()

@@ -4,7 +4,7 @@
 
 use crate::model::ShardRun;
 use crate::report::SummaryRow;
-use crate::report::units::quantity;
+use crate::report::units::{self, quantity};
 use crate::scenario::Scenario;
 use crate::stats::{WaitStats, WaitSummary};
 
@@ -268,7 +268,7 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
         tables.push(machine_table(rows));
     }
     if rows.iter().any(|row| row.likes.is_some()) {
-        tables.push(crate::report::likes::table(rows));
+        tables.push(likes_table(rows));
     }
     let responses = |row: &SummaryRow| {
         row.closed
@@ -481,5 +481,59 @@ fn machine_table(rows: &[SummaryRow]) -> Table {
                 ])
             })
             .collect(),
+    }
+}
+/// The likes table, one row per shard count.
+fn likes_table(rows: &[SummaryRow]) -> Table {
+    let header = [
+        "shards",
+        "insert p50",
+        "insert p99",
+        "hot partition",
+        "like p50",
+        "like p99",
+        "stored",
+        "counted",
+        "rejected",
+        "crashed",
+        "drift max",
+        "drift end",
+    ];
+    let count = |value: f64| units::count(value.round() as u64);
+    let rows = rows
+        .iter()
+        .filter_map(|row| {
+            let likes = row.likes.as_ref()?;
+            let latency = |get: fn(&WaitSummary) -> u64| {
+                likes
+                    .latency
+                    .as_ref()
+                    .map_or_else(|| "–".to_owned(), |l| units::duration(get(l)))
+            };
+            Some(vec![
+                row.label(),
+                units::duration(likes.insert_waits.p50_ns),
+                units::duration(likes.insert_waits.p99_ns),
+                format!(
+                    "{:.0}% of inserts, {:.0}% busy",
+                    likes.hot_partition_share * 100.0,
+                    likes.hot_partition_utilization * 100.0
+                ),
+                latency(|w| w.p50_ns),
+                latency(|w| w.p99_ns),
+                count(likes.stored),
+                count(likes.counted),
+                count(likes.rejected),
+                count(likes.crashed),
+                count(likes.drift_max),
+                count(likes.drift_final),
+            ])
+        })
+        .collect();
+    Table {
+        title: "likes table: the insert path's wait and its hottest partition, the like end to end (send → answer), and the count's drift"
+            .to_owned(),
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
     }
 }

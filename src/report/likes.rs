@@ -1,13 +1,12 @@
 //! The likes table's figures (`[likes_table]`): per shard count, the insert path's waits and
 //! its hottest partition, the like's end-to-end latency, how every attempt ended and the
-//! count's drift — the summary's columns and the table the terminal and the report page show.
+//! count's drift — the summary's columns (the table the terminal and the report page show is
+//! [`super::extended`]'s).
 
 use crate::model::ShardRun;
 use crate::stats::WaitSummary;
 
-use super::extended::Table;
-use super::summary::{SummaryRow, wait_estimates};
-use super::units;
+use crate::stats::replications::wait_estimates;
 
 /// The likes table's figures for one shard count (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,59 +76,4 @@ pub fn summarize(runs: &[ShardRun]) -> Option<LikesSummary> {
         drift_max: mean(&|l| l.drift_max as f64),
         reconciled: mean(&|l| l.reconciled as f64),
     })
-}
-
-/// The likes table, one row per shard count.
-pub fn table(rows: &[SummaryRow]) -> Table {
-    let header = [
-        "shards",
-        "insert p50",
-        "insert p99",
-        "hot partition",
-        "like p50",
-        "like p99",
-        "stored",
-        "counted",
-        "rejected",
-        "crashed",
-        "drift max",
-        "drift end",
-    ];
-    let count = |value: f64| units::count(value.round() as u64);
-    let rows = rows
-        .iter()
-        .filter_map(|row| {
-            let likes = row.likes.as_ref()?;
-            let latency = |get: fn(&WaitSummary) -> u64| {
-                likes
-                    .latency
-                    .as_ref()
-                    .map_or_else(|| "–".to_owned(), |l| units::duration(get(l)))
-            };
-            Some(vec![
-                row.label(),
-                units::duration(likes.insert_waits.p50_ns),
-                units::duration(likes.insert_waits.p99_ns),
-                format!(
-                    "{:.0}% of inserts, {:.0}% busy",
-                    likes.hot_partition_share * 100.0,
-                    likes.hot_partition_utilization * 100.0
-                ),
-                latency(|w| w.p50_ns),
-                latency(|w| w.p99_ns),
-                count(likes.stored),
-                count(likes.counted),
-                count(likes.rejected),
-                count(likes.crashed),
-                count(likes.drift_max),
-                count(likes.drift_final),
-            ])
-        })
-        .collect();
-    Table {
-        title: "likes table: the insert path's wait and its hottest partition, the like end to end (send → answer), and the count's drift"
-            .to_owned(),
-        header: header.iter().map(|h| h.to_string()).collect(),
-        rows,
-    }
 }

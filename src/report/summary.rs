@@ -1,13 +1,13 @@
 //! The figures reported for one shard count, derived from its run and the scenario.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
-use crate::model::{Bottleneck, ShardRun, SimTime};
+use crate::model::{Bottleneck, ShardRun};
 
 use super::burst::{BurstMetrics, burst_metrics};
 use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
+pub use crate::stats::replications::mean_and_half_width;
+use crate::stats::replications::wait_estimates;
 
 use super::units;
 
@@ -432,61 +432,6 @@ fn closed_summary(runs: &[ShardRun]) -> Option<ClosedSummary> {
     })
 }
 
-/// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
-pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 {
-        return (mean, None);
-    }
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .expect("at least one degree of freedom")
-        .inverse_cdf(0.975);
-    (mean, Some(t * (variance / n).sqrt()))
-}
-
-/// Means of each wait statistic over replications, with 95% interval bounds (lower bounds
-/// clamped at 0) when there are two or more.
-pub(super) fn wait_estimates(
-    summaries: &[WaitSummary],
-) -> (WaitSummary, Option<WaitSummary>, Option<WaitSummary>) {
-    type Field = fn(&mut WaitSummary) -> &mut SimTime;
-    let fields: [Field; 7] = [
-        |w| &mut w.count,
-        |w| &mut w.mean_ns,
-        |w| &mut w.p50_ns,
-        |w| &mut w.p90_ns,
-        |w| &mut w.p99_ns,
-        |w| &mut w.p999_ns,
-        |w| &mut w.max_ns,
-    ];
-    let (mut mean, mut lo, mut hi) = (
-        WaitSummary::default(),
-        WaitSummary::default(),
-        WaitSummary::default(),
-    );
-    let mut has_interval = false;
-    for field in fields {
-        let values: Vec<f64> = summaries
-            .iter()
-            .map(|summary| *field(&mut summary.clone()) as f64)
-            .collect();
-        let (centre, half_width) = mean_and_half_width(&values);
-        *field(&mut mean) = centre.round() as SimTime;
-        if let Some(half_width) = half_width {
-            has_interval = true;
-            *field(&mut lo) = (centre - half_width).max(0.0).round() as SimTime;
-            *field(&mut hi) = (centre + half_width).round() as SimTime;
-        }
-    }
-    if has_interval {
-        (mean, Some(lo), Some(hi))
-    } else {
-        (mean, None, None)
-    }
-}
-
 impl SummaryRow {
     /// The row's name in tables: its shard count, or `adaptive`.
     pub fn label(&self) -> String {
@@ -845,18 +790,5 @@ mod tests {
             ..Slo::default()
         };
         assert_eq!(recommend(&rows, &impossible).shards(), None);
-    }
-
-    #[test]
-    fn intervals_use_student_t() {
-        // Four values with mean 10 and sample sd 2: half-width t(0.975, 3) × 2 / √4 = 3.182.
-        let (mean, half) = mean_and_half_width(&[7.0, 9.0, 11.0, 13.0].map(|v| v * 1.0));
-        let sd = (20.0f64 / 3.0).sqrt();
-        assert_eq!(mean, 10.0);
-        assert!(
-            (half.unwrap() - 3.182_446 * sd / 2.0).abs() < 1e-4,
-            "{half:?}"
-        );
-        assert_eq!(mean_and_half_width(&[5.0]), (5.0, None));
     }
 }

@@ -13,7 +13,7 @@ use super::extended::extended_tables;
 
 use super::summary::{PolicyRows, SummaryRow, Verdict, by_policy, compact, describe_slo, reading};
 use super::table::{HEADER, summary_lines};
-use super::units::{self, count, quantity};
+use super::units::{self, count, quantity, wrap};
 
 /// The machine sections in a phrase (empty without them).
 fn machine_phrase(scenario: &Scenario) -> String {
@@ -318,23 +318,6 @@ fn aligned(header: &[String], rows: &[Vec<String>]) -> String {
         text.push('\n');
     }
     text
-}
-
-/// Breaks text into lines of at most `width` characters at spaces.
-pub(crate) fn wrap(text: &str, width: usize) -> String {
-    let mut lines: Vec<String> = vec![String::new()];
-    for word in text.split_whitespace() {
-        let line = lines.last_mut().expect("there is always a line");
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_owned());
-        } else {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-    }
-    lines.join("\n")
 }
 
 /// The terminal's width (at most [`MAX_LINE`]), or [`MAX_LINE`] when it is not a terminal.

@@ -125,6 +125,23 @@ pub fn plural(count: u64, noun: &str) -> String {
     }
 }
 
+/// Breaks text into lines of at most `width` characters at spaces.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("there is always a line");
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_owned());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -2,9 +2,11 @@
 //!
 //! - [`waits`]: a wait-time histogram with exact count, mean and maximum, mergeable;
 //! - [`series`]: per-window counters and wait percentiles over simulated time;
-//! - [`keys`]: per-key counts and the hottest keys' waits.
+//! - [`keys`]: per-key counts and the hottest keys' waits;
+//! - [`replications`]: means over replications with 95% intervals.
 
 pub mod keys;
+pub mod replications;
 pub mod series;
 pub mod waits;
 
