@@ -337,11 +337,11 @@ pub fn remedy(rows: &[SummaryRow]) -> &'static str {
         .and_then(|row| row.likes.as_ref())
         .is_some_and(|likes| likes.hot_partition_utilization >= NEAR_CEILING);
     if partition_full {
-        "more rows will not help: the likes table's hot partition is full at the most rows \
-         (partition the likes by post and user, or add partitions)"
+        "more rows will not help: the likes table's hot partition is at or near its ceiling at \
+         the most rows (partition the likes by post and user, or add partitions)"
     } else if machine_bound(rows) {
-        "more rows will not help: the machine is full at the most rows (a faster machine, or \
-         fewer updates, e.g. batching)"
+        "more rows will not help: the machine is the bottleneck at the most rows (a faster \
+         machine, or fewer updates, e.g. batching)"
     } else {
         "simulate more shards"
     }
