@@ -7,8 +7,14 @@
 //! row free earliest) — but for one label: when rows of a key are released at the same
 //! instant with updates waiting, they go to the waiters in the order they were released,
 //! where the closed form gives the first waiter the lower index (the same starts and figures;
-//! only `events.csv`'s slot can differ). The other policies pick the row when the job arrives, and the job waits
-//! in that row's own queue.
+//! only `events.csv`'s slot can differ). The fixed policies (random, round-robin, hash-user)
+//! pick the row when the job is sent, and the job waits in that row's own queue.
+//!
+//! The policies that look at the rows decide from what the database knows when the request
+//! reaches it, not from future free times: `power-of-two` draws two rows and asks for the one
+//! with the shorter queue (its holder and its waiters; the first drawn on ties), and
+//! `skip-locked` tries rows one at a time ([`LockTable::skip_locked_row`],
+//! [`LockTable::try_row`]) — the pipeline spaces the tries by their cost.
 //!
 //! Under `[hold] grant_order = "random"` a released row goes to a waiter drawn uniformly from
 //! those waiting instead of the first: PostgreSQL wakes a row's waiters at each commit and
@@ -17,7 +23,7 @@
 use super::machine::GrantOrder;
 use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Bag, Fifo, Links, NONE};
-use super::rows::{KeyIndex, Policy, pick_slot};
+use super::rows::{KeyIndex, Policy, bounded_u32, pick_slot, stride_prime_to};
 use super::time::SimTime;
 
 /// What a lock request got.
@@ -319,11 +325,12 @@ impl LockTable {
 
     /// Chooses `job`'s row of `key` now, before it asks for it (it waits for a connection
     /// first): the row under the fixed policies, as the application picks it when it sends;
-    /// [`NONE`] under earliest-free, which takes the row free first when it asks. Creates
-    /// the key's rows on its first use.
+    /// [`NONE`] under the policies that look at the rows (earliest-free, power-of-two,
+    /// skip-locked), which decide when the request reaches them. Creates the key's rows on
+    /// its first use.
     pub fn choose(&mut self, key: u32, random_bits: u64, user: u64) -> u32 {
         let block = self.block_for(key);
-        if self.policy == Policy::EarliestFree {
+        if self.decides_at_the_rows() {
             return NONE;
         }
         let locks = &mut self.keys[block];
@@ -363,13 +370,77 @@ impl LockTable {
             self.rows[row as usize].busy = true;
             return Request::Granted(row);
         }
-        let slot = pick_slot(self.policy, locks.len, &mut locks.cursor, random_bits, user);
-        let row = if slot < locks.first {
-            locks.offset + slot
-        } else {
-            self.row_of_slot(block, slot)
+        let slot = match self.policy {
+            Policy::PowerOfTwo => self.shorter_queue_of_two(block, random_bits),
+            Policy::SkipLocked => unreachable!("skip-locked tries its rows one by one"),
+            policy => pick_slot(policy, locks.len, &mut locks.cursor, random_bits, user),
         };
+        let row = self.row_of_slot(block, slot);
         self.request_row(row, job, links)
+    }
+
+    /// Whether the policy chooses a row when the request reaches the rows, from their state
+    /// then, rather than when the application sends it.
+    pub fn decides_at_the_rows(&self) -> bool {
+        matches!(
+            self.policy,
+            Policy::EarliestFree | Policy::PowerOfTwo | Policy::SkipLocked
+        )
+    }
+
+    /// Power-of-two: two slots drawn uniformly from the halves of `random_bits` (with
+    /// replacement, as in the exact core); the one whose row has fewer jobs on it (holder and
+    /// waiters), the first drawn on ties.
+    fn shorter_queue_of_two(&self, block: usize, random_bits: u64) -> u32 {
+        let len = u64::from(self.keys[block].len);
+        let first = bounded_u32(random_bits as u32, len) as u32;
+        let second = bounded_u32((random_bits >> 32) as u32, len) as u32;
+        let on = |slot| self.jobs_on(self.row_of_slot(block, slot));
+        if on(second) < on(first) {
+            second
+        } else {
+            first
+        }
+    }
+
+    /// The jobs on `row`: its holder, if any, and those waiting for it.
+    fn jobs_on(&self, row: u32) -> u32 {
+        let lock = &self.rows[row as usize];
+        let waiting = match self.random.as_ref() {
+            Some(random) => random.rows[row as usize].len(),
+            None => lock.waiting.len(),
+        };
+        u32::from(lock.busy) + waiting
+    }
+
+    /// Skip-locked: the row of `key` for try number `try_index` (from 0) of an update with
+    /// `random_bits` — rows in a random order without repeats (a random start, then a random
+    /// stride prime to the row count), as in the exact core — and how many tries the update
+    /// makes before it waits for the last row tried (`tries`, at most the key's rows).
+    pub fn skip_locked_row(
+        &mut self,
+        key: u32,
+        random_bits: u64,
+        try_index: u32,
+        tries: u32,
+    ) -> (u32, u32) {
+        let block = self.block_for(key);
+        let len = u64::from(self.keys[block].len);
+        let start = bounded_u32(random_bits as u32, len);
+        let stride = stride_prime_to(bounded_u32((random_bits >> 32) as u32, len), len);
+        let slot = (start + u64::from(try_index) * stride) % len;
+        let allowed = u64::from(tries).clamp(1, len.max(1)) as u32;
+        (self.row_of_slot(block, slot as u32), allowed)
+    }
+
+    /// Takes `row` now if nobody holds it (a skip-locked try); `false` leaves it alone.
+    pub fn try_row(&mut self, row: u32) -> bool {
+        let lock = &mut self.rows[row as usize];
+        if lock.busy {
+            return false;
+        }
+        lock.busy = true;
+        true
     }
 
     /// `job` asks for `row` itself (a locking read's part, under a policy other than
@@ -624,5 +695,66 @@ mod tests {
                 row: 0
             })
         );
+    }
+
+    /// Random bits whose halves draw slots `first` and `second` of `len` rows.
+    fn two_draws(first: u64, second: u64, len: u64) -> u64 {
+        let half = |slot: u64| (slot << 32).div_ceil(len);
+        half(first) | half(second) << 32
+    }
+
+    #[test]
+    fn power_of_two_asks_for_the_row_with_fewer_jobs_on_it() {
+        let mut links = Links::with_jobs(16);
+        let mut locks = LockTable::new(4, Policy::PowerOfTwo, 1, GrantOrder::Fifo, 0);
+        let bits = |a, b| two_draws(a, b, 4);
+        // Row 0 gets a holder and a waiter, row 1 a holder.
+        assert_eq!(
+            locks.request(0, bits(0, 0), 0, 0, &mut links),
+            Request::Granted(0)
+        );
+        assert_eq!(
+            locks.request(0, bits(0, 0), 0, 1, &mut links),
+            Request::Queued(0)
+        );
+        assert_eq!(
+            locks.request(0, bits(1, 1), 0, 2, &mut links),
+            Request::Granted(1)
+        );
+        // Rows 0 (two jobs) and 1 (one): the second drawn has fewer.
+        assert_eq!(
+            locks.request(0, bits(0, 1), 0, 3, &mut links),
+            Request::Queued(1)
+        );
+        // Rows 1 and 0 now have two jobs each: a tie goes to the first drawn.
+        assert_eq!(
+            locks.request(0, bits(0, 1), 0, 4, &mut links),
+            Request::Queued(0)
+        );
+        assert_eq!(
+            locks.request(0, bits(2, 1), 0, 5, &mut links),
+            Request::Granted(2)
+        );
+        assert_eq!(locks.choose(0, bits(3, 3), 0), NONE, "decided at the rows");
+    }
+
+    #[test]
+    fn skip_locked_tries_every_row_once_and_takes_only_a_free_one() {
+        let mut locks = LockTable::new(5, Policy::SkipLocked, 1, GrantOrder::Fifo, 0);
+        let bits = 0x9E37_79B9_7F4A_7C15;
+        let rows: Vec<u32> = (0..5)
+            .map(|k| locks.skip_locked_row(0, bits, k, 9).0)
+            .collect();
+        let mut sorted = rows.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1, 2, 3, 4], "{rows:?}");
+        assert_eq!(
+            locks.skip_locked_row(0, bits, 0, 9).1,
+            5,
+            "at most the key's rows"
+        );
+        assert_eq!(locks.skip_locked_row(0, bits, 0, 2).1, 2);
+        assert!(locks.try_row(rows[0]));
+        assert!(!locks.try_row(rows[0]));
     }
 }

@@ -604,13 +604,13 @@ fn skip_locked(
 
 /// `x` scaled to `0..bound` (multiply and shift).
 #[inline(always)]
-fn bounded_u32(x: u32, bound: u64) -> u64 {
+pub(super) fn bounded_u32(x: u32, bound: u64) -> u64 {
     (u64::from(x) * bound) >> 32
 }
 
 /// The stride from `candidate` (in `0..len`): the first of `candidate + 1, candidate + 2, …`
 /// (wrapping within `1..len`) prime to `len`, so that `len` steps visit every row once.
-fn stride_prime_to(candidate: u64, len: u64) -> u64 {
+pub(super) fn stride_prime_to(candidate: u64, len: u64) -> u64 {
     if len <= 1 {
         return 1;
     }

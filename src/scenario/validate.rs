@@ -266,20 +266,6 @@ pub(super) fn resolve(
         .map_err(|(field, m)| err(&field, m))?
         .map(std::sync::Arc::new);
     let pipeline = overrides.event_path || !machine.is_empty() || likes.is_some();
-    if pipeline
-        && let Some(policy) = policies
-            .iter()
-            .find(|p| matches!(p, Policy::PowerOfTwo | Policy::SkipLocked))
-    {
-        return Err(err(
-            "policy",
-            format!(
-                "{policy} runs on the exact core only: it chooses by the rows' free times, which the \
-                 event-driven pipeline (machine sections, [likes_table] or --engine event) does not know in advance; \
-                 remove those sections or compare earliest-free, random, round-robin or hash-user"
-            ),
-        ));
-    }
     let plain_core = features.is_empty() && machine.is_empty() && !pipeline;
     let regions = super::regions::resolve_regions(&file, &arrivals, plain_core)
         .map_err(|(field, m)| err(&field, m))?

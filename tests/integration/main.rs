@@ -20,5 +20,6 @@ mod queueing;
 mod regions;
 mod reports;
 mod robustness;
+mod row_stages;
 mod scenarios;
 mod traffic;

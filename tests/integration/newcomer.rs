@@ -294,7 +294,7 @@ fn a_number_with_a_unit_and_a_duplicate_key_are_named_in_the_scenarios_words() {
 }
 
 /// A calibration as `shardsim calibrate` writes it (durable commits, two cores).
-const CALIBRATION: &str = "[hold]\ndist = \"constant\"\nms = 0.004\ngrant_order = \"fifo\"\n\n\
+pub const CALIBRATION: &str = "[hold]\ndist = \"constant\"\nms = 0.004\ngrant_order = \"fifo\"\n\n\
 [machine]\ncores = 2\nwake_ms = 0.010\nwake_cpu_ms = 0.012\n\n[machine.cpu]\ndist = \"constant\"\nms = 0.030\n\n\
 [wal]\nflush_ms = 0.250\ngroup_commit = true\n\n\
 [client.overhead]\ndist = \"lognormal\"\nmedian_ms = 0.080\np99_ms = 0.200\n";

@@ -168,6 +168,12 @@ impl<O: Observer> Pipeline<O> {
             }
             // Leaves when its insert ends (its connection with it).
             Stage::InsertHolding => {}
+            // Between two skip-locked tries it is in no line.
+            Stage::Trying => {
+                if job.connected {
+                    self.release_connection();
+                }
+            }
             Stage::Inserting => {
                 if job.connected {
                     self.release_connection();

@@ -39,7 +39,7 @@ use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Links, NONE, Servers, Wal};
-use super::rows::Grant;
+use super::rows::{Grant, Policy};
 use super::time::SimTime;
 
 /// Updates a closed loop sends between two progress reports.
@@ -70,6 +70,8 @@ enum Step {
     Deadline(u32, u32),
     /// The job's insert into the likes table ends.
     InsertEnd(u32),
+    /// A skip-locked update (of this generation of its slot) tries its next row.
+    TryRow(u32, u32),
     /// A reconciliation pass is due.
     Reconcile,
     /// The recount in progress ends.
@@ -106,6 +108,8 @@ enum Stage {
     InsertHolding,
     /// Waiting for its row.
     Queued,
+    /// Skip-locked: between two tries of its rows, in no line.
+    Trying,
     /// Holding its row (or connection), or done.
     Holding,
 }
@@ -131,7 +135,8 @@ struct Job {
     /// A flush's batch of like times; a part's read; a read's first part; a neighbour's
     /// endpoint.
     link: u32,
-    /// The next part of the same locking read.
+    /// The next part of the same locking read; for a skip-locked update, the rows it has
+    /// tried (see [`Job::tried`]).
     sibling: u32,
     kind: Kind,
     stage: Stage,
@@ -150,6 +155,21 @@ struct Job {
 }
 
 impl Job {
+    /// The rows a skip-locked update has tried (it has no read parts, so it keeps the count
+    /// where a read keeps its next part: a job must stay within its memory budget).
+    fn tried(&self) -> u32 {
+        if self.sibling == NONE {
+            0
+        } else {
+            self.sibling
+        }
+    }
+
+    /// Counts one more row tried.
+    fn count_try(&mut self) {
+        self.sibling = self.tried() + 1;
+    }
+
     /// A job for `arrival`, not yet in any queue.
     fn new(arrival: Arrival, kind: Kind) -> Job {
         Job {
@@ -232,6 +252,8 @@ pub struct Pipeline<O: Observer = NoEvents> {
     now: SimTime,
     arrivals: u64,
     completed: u64,
+    /// Rows tried by the measured updates that took one (skip-locked tries several).
+    tries: u64,
     backlog: u64,
     backlog_max: u64,
     measuring: bool,
@@ -296,6 +318,7 @@ impl<O: Observer> Pipeline<O> {
             now: 0,
             arrivals: 0,
             completed: 0,
+            tries: 0,
             backlog: 0,
             backlog_max: 0,
             measuring: false,
@@ -439,7 +462,7 @@ impl<O: Observer> Pipeline<O> {
         let run = ShardRun {
             policy: self.config.policy,
             shards: self.config.shards,
-            tries: self.waits.count(),
+            tries: self.tries,
             arrivals: self.arrivals,
             completed: self.completed,
             waits: self.waits,
@@ -576,6 +599,10 @@ impl<O: Observer> Pipeline<O> {
     /// The update asks for a row of its key (the one chosen at its send, if it was).
     fn request_row(&mut self, id: u32) {
         let Job { arrival, row, .. } = self.jobs[id as usize];
+        if self.config.policy == Policy::SkipLocked && row == NONE {
+            self.try_next_row(id);
+            return;
+        }
         let request = if row == NONE {
             self.locks.request(
                 arrival.key,
@@ -599,6 +626,51 @@ impl<O: Observer> Pipeline<O> {
                 job.stage = Stage::Queued;
                 self.wait_in_backlog(id);
             }
+        }
+    }
+
+    /// Skip-locked: the update tries its next row without waiting, and takes it if it is
+    /// free. A locked row costs the try (`[skip_locked] try_ms`) and the round trip back to
+    /// the application (the update's time outside the database) before the next try; after
+    /// the last allowed try fails, the update waits for that row from then on.
+    fn try_next_row(&mut self, id: u32) {
+        let job = self.jobs[id as usize];
+        let tries = self.config.skip_locked.tries;
+        let (row, allowed) = self.locks.skip_locked_row(
+            job.arrival.key,
+            job.arrival.random_bits,
+            job.tried(),
+            tries,
+        );
+        self.jobs[id as usize].count_try();
+        if self.locks.try_row(row) {
+            self.take_row(Handover {
+                job: id,
+                waiters: 0,
+                row,
+            });
+            return;
+        }
+        if job.tried() + 1 >= allowed {
+            // Its next step asks for this row and waits for it.
+            self.jobs[id as usize].row = row;
+        }
+        self.jobs[id as usize].stage = Stage::Trying;
+        self.wait_in_backlog(id);
+        let next = self
+            .now
+            .saturating_add(self.config.skip_locked.try_ns)
+            .saturating_add(job.overhead);
+        self.calendar
+            .schedule(next, Step::TryRow(id, job.generation));
+    }
+
+    /// A skip-locked update's next try is due, or its wait for the last row it tried (unless
+    /// its client gave up on it meanwhile).
+    fn try_again(&mut self, id: u32, generation: u32) {
+        let job = self.jobs[id as usize];
+        if job.generation == generation && job.stage == Stage::Trying {
+            self.request_row(id);
         }
     }
 
@@ -672,8 +744,11 @@ impl<O: Observer> Pipeline<O> {
         let grant = Grant {
             slot: self.locks.slot_of(row),
             start: now,
-            tries: 1,
+            tries: job.tried().max(1),
         };
+        if measured {
+            self.tries += u64::from(grant.tries);
+        }
         self.observer
             .on_increment(&job.arrival, &grant, &self.locks);
         let wake = if woken { self.machine.wake } else { 0 };
@@ -725,6 +800,7 @@ impl<O: Observer> Pipeline<O> {
             Step::InsertEnd(job) => self.insert_end(job),
             Step::Reconcile => self.reconcile(),
             Step::RecountEnd => self.recount_end(),
+            Step::TryRow(job, generation) => self.try_again(job, generation),
             Step::Deadline(..) => unreachable!("handled above"),
         }
     }
