@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
 use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, Pipeline, ShardRun, closed};
-use crate::scenario::{ArrivalPlan, Scenario, Variant};
+use crate::scenario::{ArrivalPlan, ClosedLoop, Scenario, Variant};
 
 /// Arrivals generated per chunk.
 const CHUNK: usize = 1 << 14;
@@ -89,6 +89,13 @@ pub fn run<O: Observer + Send>(
         // Each shard count's clients follow its own rows: no shared stream, but every
         // client's draws are the same in every shard count.
         let seed = scenario.replication_seed(replication);
+        if scenario.has_open_requests() {
+            // Reads and the neighbours' requests arrive as an open stream beside the clients.
+            for engine in &mut engines {
+                engine.start_clients(closed, scenario, seed);
+            }
+            return feed_and_finish(scenario, replication, engines, progress);
+        }
         return Ok(engines
             .into_par_iter()
             .enumerate()
@@ -98,6 +105,17 @@ pub fn run<O: Observer + Send>(
             })
             .collect());
     }
+    feed_and_finish(scenario, replication, engines, progress)
+}
+
+/// Feeds the scenario's open arrival stream to every engine, chunk by chunk, then finishes
+/// them; returns the runs in the engines' order.
+fn feed_and_finish<O: Observer + Send>(
+    scenario: &Scenario,
+    replication: u32,
+    mut engines: Vec<Simulator<O>>,
+    progress: &dyn SweepProgress,
+) -> Result<Vec<(ShardRun, O)>, InputError> {
     let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
     let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);
     let mut next: Vec<Arrival> = Vec::with_capacity(CHUNK);
@@ -142,9 +160,22 @@ impl<O: Observer> Simulator<O> {
         }
     }
 
+    /// Starts a closed loop that runs beside an open stream of other requests (the
+    /// scenario puts such a loop on the pipeline).
+    fn start_clients(&mut self, closed: &ClosedLoop, scenario: &Scenario, seed: u64) {
+        match self {
+            Simulator::Exact(_) => {
+                unreachable!("a closed loop beside other requests runs on the pipeline")
+            }
+            Simulator::Pipeline(pipeline) => {
+                pipeline.start_clients(closed, &scenario.hold, scenario.keys.popularity(), seed)
+            }
+        }
+    }
+
     fn run_closed(
         self,
-        closed: &crate::scenario::ClosedLoop,
+        closed: &ClosedLoop,
         scenario: &Scenario,
         seed: u64,
         progress: &mut dyn FnMut(u64),
@@ -156,9 +187,13 @@ impl<O: Observer> Simulator<O> {
                 run.closed = Some(closed_run);
                 (run, observer)
             }
-            Simulator::Pipeline(pipeline) => {
-                pipeline.run_closed(closed, &scenario.hold, seed, progress)
-            }
+            Simulator::Pipeline(pipeline) => pipeline.run_closed(
+                closed,
+                &scenario.hold,
+                scenario.keys.popularity(),
+                seed,
+                progress,
+            ),
         }
     }
 }

@@ -34,10 +34,7 @@ impl SyntheticSource {
         segments: Vec<RateSegment>,
         needs: DrawNeeds,
     ) -> Self {
-        let keys = (scenario.keys.count > 1).then(|| {
-            Zipf::new(f64::from(scenario.keys.count), scenario.keys.zipf_s)
-                .expect("validated: count ≥ 1 and zipf_s ≥ 0")
-        });
+        let keys = scenario.keys.popularity();
         SyntheticSource {
             clock: PoissonClock::new(segments, stream_rng(seed, Stream::Arrivals)),
             hold: scenario.hold.clone(),

@@ -150,7 +150,13 @@ pub struct Attempt {
     /// With `[likes_table]`: whether its like is already in the likes table (a double tap, or
     /// a retry after an earlier attempt stored it), so the primary key rejects it.
     pub stored: bool,
+    /// The closed-loop client whose like it is, which sends again once the like is done
+    /// (committed, or given up); [`NO_CLIENT`] for an open arrival's.
+    pub client: u32,
 }
+
+/// The [`Attempt::client`] of a like no closed-loop client waits for.
+pub const NO_CLIENT: u32 = u32::MAX;
 
 impl Attempt {
     /// A like's first attempt, as it arrived.
@@ -164,6 +170,7 @@ impl Attempt {
             executed_before: false,
             is_like: true,
             stored: false,
+            client: NO_CLIENT,
         }
     }
 }

@@ -50,6 +50,8 @@ pub(super) struct ClientStreams {
     /// Time outside the database after a think time (the pipeline's
     /// `[client] idle_overhead`).
     pub(super) idle_overhead: SimRng,
+    /// The keys of its likes, when the scenario has many (the pipeline's closed loop).
+    pub(super) keys: SimRng,
     /// Whether the client thought before its next send (its connection sat idle).
     pub(super) thought: bool,
 }
@@ -65,6 +67,7 @@ impl ClientStreams {
             cpu: stream_rng(seed, Stream::Cpu),
             overhead: stream_rng(seed, Stream::Overhead),
             idle_overhead: stream_rng(seed, Stream::IdleOverhead),
+            keys: stream_rng(seed, Stream::Keys),
             thought: false,
         }
     }

@@ -253,6 +253,7 @@ impl Extension {
             executed_before: false,
             is_like: false,
             stored: false,
+            client: super::clients::NO_CLIENT,
         };
         (attempt, random_bits)
     }

@@ -301,13 +301,14 @@ pub(super) fn resolve_reads(
     arrivals: &ArrivalPlan,
     horizon: SimTime,
 ) -> Result<(Reads, Vec<RateSegment>), FieldError> {
-    let ArrivalPlan::Poisson { segments } = arrivals else {
-        return Err((
-            "reads".into(),
-            "need open synthetic arrivals (rate_per_s or profile): a trace or a closed loop has no read stream".into(),
-        ));
-    };
     let segments = match (table.rate_per_s, table.per_write) {
+        (Some(_), None) if matches!(arrivals, ArrivalPlan::Trace(_)) => {
+            return Err((
+                "reads".into(),
+                "need synthetic likes (rate_per_s, profile or clients): a trace has no read stream"
+                    .into(),
+            ));
+        }
         (Some(rate), None) => {
             let rate = check_rate(rate).map_err(|m| ("reads.rate_per_s".to_owned(), m))?;
             vec![RateSegment {
@@ -315,7 +316,23 @@ pub(super) fn resolve_reads(
                 rate_per_s: rate,
             }]
         }
+        (None, Some(_)) if matches!(arrivals, ArrivalPlan::Closed(_)) => {
+            return Err((
+                "reads.per_write".into(),
+                "scales the like rate, which a closed loop of clients does not fix in advance: give reads.rate_per_s".into(),
+            ));
+        }
+        (None, Some(_)) if !matches!(arrivals, ArrivalPlan::Poisson { .. }) => {
+            return Err((
+                "reads".into(),
+                "need synthetic likes (rate_per_s, profile or clients): a trace has no read stream"
+                    .into(),
+            ));
+        }
         (None, Some(per_write)) => {
+            let ArrivalPlan::Poisson { segments } = arrivals else {
+                unreachable!("checked above")
+            };
             let per_write = number(per_write, Min::AtLeast(0.0), 1e6)
                 .map_err(|m| ("reads.per_write".to_owned(), m))?;
             segments

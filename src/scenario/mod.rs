@@ -205,6 +205,15 @@ pub struct KeyPlan {
 }
 
 impl KeyPlan {
+    /// The keys' popularity to draw a like's key from (rank k at `k − 1`), when there are
+    /// several keys.
+    pub fn popularity(&self) -> Option<rand_distr::Zipf<f64>> {
+        (self.count > 1).then(|| {
+            rand_distr::Zipf::new(f64::from(self.count), self.zipf_s)
+                .expect("validated: count ≥ 1 and zipf_s ≥ 0")
+        })
+    }
+
     /// `count ≥ 1` keys of Zipf popularity `zipf_s`, the `report_top` hottest listed.
     pub fn new(count: u32, zipf_s: f64, report_top: usize) -> KeyPlan {
         let total: f64 = (1..=count).map(|k| f64::from(k).powf(-zipf_s)).sum();
@@ -426,6 +435,17 @@ impl Scenario {
                 * self.duration_s())
             .round() as u64,
         }
+    }
+
+    /// Whether requests other than the likes arrive as an open stream: reads of the count,
+    /// or the neighbour endpoints' requests for the pool's connections.
+    pub fn has_open_requests(&self) -> bool {
+        let neighbours = self
+            .features
+            .pool
+            .as_ref()
+            .is_some_and(|pool| !pool.neighbours.is_empty());
+        neighbours || (self.read_segments.is_some() && self.features.reads.is_some())
     }
 
     /// Number of distinct keys the arrivals can name.

@@ -383,6 +383,8 @@ fn fails_when_reads_come_with_a_trace() {
     );
     assert_mentions(
         &message,
-        &["test.toml: reads: need open synthetic arrivals"],
+        &[
+            "test.toml: reads: need synthetic likes (rate_per_s, profile or clients): a trace has no read stream",
+        ],
     );
 }

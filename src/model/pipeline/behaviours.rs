@@ -44,6 +44,19 @@ impl<O: Observer> Pipeline<O> {
 
     /// Sends one request to the database now, with its deadline when the client has one.
     fn send_attempt(&mut self, attempt: Attempt, random_bits: u64) -> Option<u32> {
+        let machine = self.draw_machine();
+        self.dispatch(attempt, random_bits, machine)
+    }
+
+    /// Sends one request to the database now, with its machine draws (CPU, the time outside
+    /// the database, and whether it goes out on an idle connection) already made, and its
+    /// deadline when the client has one. Returns the job, unless the run is saturated.
+    pub(super) fn dispatch(
+        &mut self,
+        attempt: Attempt,
+        random_bits: u64,
+        (cpu, overhead, idle): (SimTime, SimTime, bool),
+    ) -> Option<u32> {
         let now = self.now;
         let arrival = Arrival {
             at: now,
@@ -59,6 +72,7 @@ impl<O: Observer> Pipeline<O> {
             is_like: attempt.is_like,
             executed_before: attempt.executed_before,
             repeat: attempt.stored,
+            client: attempt.client,
             ..Job::new(arrival, Kind::Update)
         };
         let ext = self.ext.as_mut().expect("attempts come from behaviours");
@@ -66,7 +80,6 @@ impl<O: Observer> Pipeline<O> {
         if attempt.is_like {
             ext.counts.attempts += 1;
         }
-        let (cpu, overhead, idle) = self.draw_machine();
         let id = self.arrive(job, cpu, overhead, idle)?;
         if let Some(timeout) = timeout.filter(|_| attempt.is_like) {
             let generation = self.jobs[id as usize].generation;
@@ -147,9 +160,11 @@ impl<O: Observer> Pipeline<O> {
         ext.counts.timeouts += 1;
         self.jobs[id as usize].timed_out = true;
         if client.on_timeout == OnTimeout::Orphan {
-            // The client gives up; the update stays in line and runs for nobody. With the
-            // likes table it will store the like before any retry can (it is ahead of it in
-            // its partition's line), so the retry is a repeat.
+            // The client gives up; the update stays in line and runs for nobody (its commit
+            // answers no closed-loop client: the retry carries it). With the likes table it
+            // will store the like before any retry can (it is ahead of it in its partition's
+            // line), so the retry is a repeat.
+            self.jobs[id as usize].client = NONE;
             let attempt = Attempt {
                 executed_before: true,
                 stored: self.likes.is_some(),
@@ -203,7 +218,8 @@ impl<O: Observer> Pipeline<O> {
     }
 
     /// The like of `attempt` failed for its client now: retry after a jittered backoff (in
-    /// `place` among the clients' events), or give up for good.
+    /// `place` among the clients' events), or give up for good — a closed-loop client then
+    /// thinks and sends its next like.
     fn fail(&mut self, attempt: Attempt, place: u64) {
         let ext = self.ext.as_mut().expect("failures come from [client]");
         if let Some((retry, jitter)) = ext.retry_of(attempt) {
@@ -213,6 +229,8 @@ impl<O: Observer> Pipeline<O> {
                 place,
                 Step::Retry(index),
             );
+        } else if attempt.client != NONE {
+            self.client_done(attempt.client, self.now);
         }
     }
 
@@ -474,5 +492,6 @@ fn attempt_of(job: &Job) -> Attempt {
         executed_before: job.executed_before,
         is_like: job.is_like,
         stored: job.repeat,
+        client: job.client,
     }
 }

@@ -23,6 +23,7 @@ mod likes;
 use std::sync::Arc;
 
 use rand::Rng;
+use rand_distr::{Distribution, Zipf};
 
 use crate::arrivals::DrawNeeds;
 use crate::scenario::ClosedLoop;
@@ -30,6 +31,7 @@ use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
 use super::adaptive::Adaptive;
 use super::calendar::Calendar;
+use super::clients::Attempt;
 use super::closed::{ClientStreams, ClosedRun};
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
 use super::extended::Extension;
@@ -203,8 +205,11 @@ impl Job {
 /// A closed loop run on the pipeline.
 #[derive(Debug)]
 struct Clients {
+    count: u32,
     think: HoldDist,
     hold: HoldDist,
+    /// The keys' popularity, when the likes spread over many keys.
+    keys: Option<Zipf<f64>>,
     streams: Vec<ClientStreams>,
     needs: DrawNeeds,
     sent: u64,
@@ -382,19 +387,22 @@ impl<O: Observer> Pipeline<O> {
         self.work(id);
     }
 
-    /// Runs a closed loop of clients to the horizon (each client drawing from its own streams
-    /// of `seed`, as on the fast path) and returns the results; `progress` hears how many
-    /// updates were sent, now and then.
-    pub fn run_closed(
-        mut self,
+    /// Starts a closed loop of clients at time 0: each sends its first like now, and its next
+    /// one a think time after the last is done (each client drawing from its own streams of
+    /// `seed`, as on the fast path; with `keys`, the key of each like from that popularity).
+    /// Open requests beside it — reads, the neighbours' — come through [`Pipeline::feed`].
+    pub fn start_clients(
+        &mut self,
         closed: &ClosedLoop,
         hold: &HoldDist,
+        keys: Option<Zipf<f64>>,
         seed: u64,
-        progress: &mut dyn FnMut(u64),
-    ) -> (ShardRun, O) {
+    ) {
         self.clients = Some(Clients {
+            count: closed.clients,
             think: closed.think.clone(),
             hold: hold.clone(),
+            keys,
             streams: (0..closed.clients)
                 .map(|id| ClientStreams::new(seed, id))
                 .collect(),
@@ -404,6 +412,20 @@ impl<O: Observer> Pipeline<O> {
         for id in 0..closed.clients {
             self.calendar.schedule(0, Step::Send(id));
         }
+    }
+
+    /// Runs a closed loop of clients (see [`Pipeline::start_clients`]) to the horizon, with
+    /// no other requests, and returns the results; `progress` hears how many updates were
+    /// sent, now and then.
+    pub fn run_closed(
+        mut self,
+        closed: &ClosedLoop,
+        hold: &HoldDist,
+        keys: Option<Zipf<f64>>,
+        seed: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> (ShardRun, O) {
+        self.start_clients(closed, hold, keys, seed);
         let mut reported = 0;
         while let Some(time) = self.next_time_before_horizon() {
             self.handle(time);
@@ -415,17 +437,7 @@ impl<O: Observer> Pipeline<O> {
         }
         let sent = self.clients.as_ref().map_or(0, |c| c.sent);
         progress(sent - reported);
-        let (mut run, observer) = self.finish();
-        let responses = run
-            .machine
-            .as_mut()
-            .and_then(|machine| machine.responses.take())
-            .unwrap_or_default();
-        run.closed = Some(ClosedRun {
-            clients: closed.clients,
-            responses,
-        });
-        (run, observer)
+        self.finish()
     }
 
     /// Runs what is left: the events before the horizon, then every update still in flight
@@ -458,7 +470,12 @@ impl<O: Observer> Pipeline<O> {
         let likes = self.likes_figures();
         let mut figures = self.figures;
         figures.busiest_row_ns = self.locks.busiest_row_ns(self.config.hot_key);
-        figures.responses = Some(self.responses);
+        // A closed loop's clients see the responses; an open stream's are the machine's.
+        let closed = self.clients.as_ref().map(|clients| ClosedRun {
+            clients: clients.count,
+            responses: std::mem::take(&mut self.responses),
+        });
+        figures.responses = closed.is_none().then_some(self.responses);
         let run = ShardRun {
             policy: self.config.policy,
             shards: self.config.shards,
@@ -480,7 +497,7 @@ impl<O: Observer> Pipeline<O> {
             rows_total: self.locks.rows_total(),
             max_key_rows: self.locks.max_key_rows(),
             saturated_at: self.saturated_at,
-            closed: None,
+            closed,
             machine: Some(figures),
             likes,
         };
@@ -916,18 +933,25 @@ impl<O: Observer> Pipeline<O> {
         if job.arrival.at >= self.config.measure_from && !job.timed_out && job.client_waits() {
             self.responses.record(answered - job.arrival.at);
         }
-        if job.client != NONE
-            && let Some(clients) = self.clients.as_mut()
-        {
-            let streams = &mut clients.streams[job.client as usize];
-            let think = clients.think.sample(&mut streams.thinks);
-            streams.thought = think > 0;
-            let next = answered.saturating_add(think);
-            if next < self.config.horizon {
-                self.calendar.schedule(next, Step::Send(job.client));
-            }
+        if job.client != NONE {
+            self.client_done(job.client, answered);
         }
         self.free(id);
+    }
+
+    /// A closed-loop client's like is done at `at` (answered, or given up): it thinks, then
+    /// sends its next one.
+    pub(super) fn client_done(&mut self, client: u32, at: SimTime) {
+        let Some(clients) = self.clients.as_mut() else {
+            return;
+        };
+        let streams = &mut clients.streams[client as usize];
+        let think = clients.think.sample(&mut streams.thinks);
+        streams.thought = think > 0;
+        let next = at.saturating_add(think);
+        if next < self.config.horizon {
+            self.calendar.schedule(next, Step::Send(client));
+        }
     }
 
     /// `row`, held since `since`, is released now: it goes to the next job waiting for it,
@@ -987,7 +1011,10 @@ impl<O: Observer> Pipeline<O> {
             } else {
                 u64::from(client)
             },
-            key: 0,
+            key: clients
+                .keys
+                .as_ref()
+                .map_or(0, |zipf| zipf.sample(&mut streams.keys) as u32 - 1),
             endpoint: 0,
         };
         let cpu = draw(
@@ -998,6 +1025,17 @@ impl<O: Observer> Pipeline<O> {
         // After a think time the client's connection sat idle.
         let idle = streams.thought;
         let overhead = overhead_for(&self.machine, overhead, &mut streams.idle_overhead, idle);
+        if let Some(ext) = self.ext.as_mut() {
+            // Through the clients' behaviours: its deadline, its retries, the pool.
+            ext.counts.likes += 1;
+            let attempt = Attempt {
+                stored: self.draw_repeat(),
+                client,
+                ..Attempt::first_of(&arrival)
+            };
+            self.dispatch(attempt, arrival.random_bits, (cpu, overhead, idle));
+            return;
+        }
         let job = Job {
             client,
             repeat: self.draw_repeat(),
