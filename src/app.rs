@@ -320,6 +320,7 @@ fn simulate(
                     std::sync::Arc::clone(plan),
                     scenario.horizon,
                     scenario.replication_seed(0),
+                    scenario.pipeline,
                 )
             })
             .collect();

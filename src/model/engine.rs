@@ -105,6 +105,16 @@ pub trait Observer {
 
     /// Called once per increment, after it took its row.
     fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &dyn KeyCounts);
+
+    /// Called by the queued row stage when an update reaches the database (in time order).
+    /// The exact core, which knows each commit when the update arrives, tells only
+    /// [`Observer::on_increment`].
+    #[inline(always)]
+    fn on_arrival(&mut self, _arrival: &Arrival) {}
+
+    /// Called by the queued row stage when an update commits, at `at` (in time order).
+    #[inline(always)]
+    fn on_commit(&mut self, _arrival: &Arrival, _at: SimTime) {}
 }
 
 /// The observer that records nothing; costs nothing in the hot loop.

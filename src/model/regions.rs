@@ -13,7 +13,9 @@
 //!   each total, whose likes it holds.
 //!
 //! [`Replicas`] is the state machine, fed likes as they are made and commits in time order;
-//! [`RegionObserver`] feeds it from the exact core (a commit is the row's grant plus the hold).
+//! [`RegionObserver`] feeds it from either row stage: from the exact core a commit is the
+//! row's grant plus the hold, known at the arrival; the queued row stage tells each arrival
+//! and each commit as it happens (with the machine, a commit waits for its CPU and flush).
 //! Staleness is counted from the like, so a row's queue is part of it, and sampled every
 //! millisecond of the simulated period: in likes, every like made so far less a region's shown
 //! total; in time, how long ago the oldest like the region does not show was made — one still
@@ -476,17 +478,29 @@ type PendingCommit = (SimTime, u64, u32, bool, SimTime);
 #[derive(Debug)]
 pub struct RegionObserver {
     replicas: Vec<Replicas>,
+    /// Fed by the queued row stage (arrivals and commits as they happen) rather than the
+    /// exact core.
+    queued: bool,
     /// Commits not yet fed (a later arrival can commit earlier on another row), by time.
     pending: BinaryHeap<Reverse<PendingCommit>>,
     made: u64,
     unlike_rng: SimRng,
+    /// The seed of the queued row stage's unlike draws.
+    unlike_seed: u64,
     unlike_fraction: f64,
 }
 
 impl RegionObserver {
-    /// An observer for `plan` over `[0, horizon)`, drawing from `seed`.
-    pub fn new(plan: std::sync::Arc<RegionsPlan>, horizon: SimTime, seed: u64) -> Self {
+    /// An observer for `plan` over `[0, horizon)`, drawing from `seed`, of a run on the
+    /// queued row stage (`queued`) or the exact core.
+    pub fn new(
+        plan: std::sync::Arc<RegionsPlan>,
+        horizon: SimTime,
+        seed: u64,
+        queued: bool,
+    ) -> Self {
         RegionObserver {
+            queued,
             unlike_fraction: plan.unlike_fraction,
             replicas: plan
                 .replications
@@ -496,6 +510,7 @@ impl RegionObserver {
             pending: BinaryHeap::new(),
             made: 0,
             unlike_rng: stream_rng(seed, Stream::Unlikes),
+            unlike_seed: seed,
         }
     }
 
@@ -518,8 +533,46 @@ impl RegionObserver {
     }
 }
 
+/// Whether the update of `arrival` is an unlike, on the queued row stage: a uniform draw
+/// made from the arrival itself, so that its arrival and its commit agree without keeping
+/// it (the exact core draws from its own stream, in arrival order).
+fn is_unlike(arrival: &Arrival, seed: u64, fraction: f64) -> bool {
+    if fraction <= 0.0 {
+        return false;
+    }
+    let bits = super::rows::mix64(
+        seed ^ super::rows::mix64(arrival.at ^ super::rows::mix64(arrival.user))
+            ^ u64::from(arrival.key),
+    );
+    ((bits >> 11) as f64) / ((1u64 << 53) as f64) < fraction
+}
+
 impl Observer for RegionObserver {
+    fn on_arrival(&mut self, arrival: &Arrival) {
+        if !self.queued {
+            return;
+        }
+        let unlike = is_unlike(arrival, self.unlike_seed, self.unlike_fraction);
+        for replicas in &mut self.replicas {
+            replicas.make(arrival.key as usize, arrival.at, unlike);
+        }
+        self.made += 1;
+    }
+
+    fn on_commit(&mut self, arrival: &Arrival, at: SimTime) {
+        if !self.queued {
+            return;
+        }
+        let unlike = is_unlike(arrival, self.unlike_seed, self.unlike_fraction);
+        for replicas in &mut self.replicas {
+            replicas.commit(arrival.key as usize, at, arrival.at, unlike);
+        }
+    }
+
     fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, _: &dyn KeyCounts) {
+        if self.queued {
+            return;
+        }
         // Every commit at or before this arrival is final: later arrivals commit later.
         self.feed_until(arrival.at);
         let unlike =

@@ -1,6 +1,6 @@
 //! `[likes_table]`, `[reconcile]` and `[users] repeat_fraction`: resolved and checked. The
 //! likes table runs on the event-driven pipeline; write batching (no per-like insert) and
-//! regions (the exact core) are explicit refusals naming the section.
+//! regions (a rejected like commits nowhere) are explicit refusals naming the section.
 
 use super::ArrivalPlan;
 use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
@@ -43,7 +43,7 @@ pub(super) fn resolve_likes(
     if file.regions.is_some() {
         return refuse(
             "likes_table",
-            "not with [regions]: regions run on the exact core, the likes table on the event-driven pipeline",
+            "not with [regions]: regions follow every like to its commit in each region, and the likes table rejects double taps before they reach the rows",
         );
     }
     let partition_by = resolve_partition_by(table, arrivals)?;

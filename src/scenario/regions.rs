@@ -15,7 +15,7 @@ pub const MAX_REGIONS: usize = 64;
 pub(super) fn resolve_regions(
     file: &ScenarioFile,
     arrivals: &ArrivalPlan,
-    plain_core: bool,
+    every_like_commits: bool,
 ) -> Result<Option<RegionsPlan>, FieldError> {
     let Some(table) = &file.regions else {
         return Ok(None);
@@ -38,10 +38,10 @@ pub(super) fn resolve_regions(
             "regions model one post's likes: leave out [keys] count (each region is its own key)",
         );
     }
-    if !plain_core || file.adaptive.is_some() {
+    if !every_like_commits || file.adaptive.is_some() {
         return refuse(
             "regions",
-            "regions run on the exact core: leave out [client], [batching], [pool], [reads], [adaptive] and the machine sections",
+            "regions follow each like from its tap to its commit in every region: leave out [client], [batching], [pool], [reads], [adaptive] and [likes_table], which drop, repeat, delay or move likes outside the rows",
         );
     }
     resolve_table(table).map(Some)

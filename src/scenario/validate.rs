@@ -271,8 +271,9 @@ pub(super) fn resolve(
         && (!features.is_empty() || keys.count > 1 || adaptive.is_some());
     let pipeline =
         overrides.event_path || !machine.is_empty() || likes.is_some() || closed_with_behaviours;
-    let plain_core = features.is_empty() && machine.is_empty() && !pipeline;
-    let regions = super::regions::resolve_regions(&file, &arrivals, plain_core)
+    // Regions follow every like from its tap to its commit in each region.
+    let every_like_commits = features.is_empty() && likes.is_none();
+    let regions = super::regions::resolve_regions(&file, &arrivals, every_like_commits)
         .map_err(|(field, m)| err(&field, m))?
         .map(std::sync::Arc::new);
     let mut scenario = Scenario {

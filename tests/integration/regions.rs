@@ -159,3 +159,63 @@ fn bad_regions_are_bad_input_naming_the_field() {
         assert!(!dir.path().join("out").exists());
     }
 }
+
+#[test]
+fn regions_on_the_queued_row_stage_agree_with_the_exact_core() {
+    // Without unlikes (whose draws each row stage makes its own way) and without a machine,
+    // both row stages commit every like at the same time: the same regions.csv, byte for byte.
+    let text = regions_text("").replace("unlike_fraction = 0.05", "unlike_fraction = 0");
+    let exact = tempfile::tempdir().unwrap();
+    let queued = tempfile::tempdir().unwrap();
+    for (dir, args) in [
+        (&exact, vec!["--quiet"]),
+        (&queued, vec!["--quiet", "--engine", "event"]),
+    ] {
+        let output = common::run_text(dir.path(), &text, &args);
+        assert!(output.status.success(), "{}", common::stderr(&output));
+    }
+    let csv = |dir: &tempfile::TempDir| std::fs::read(dir.path().join("out/regions.csv")).unwrap();
+    assert_eq!(csv(&exact), csv(&queued));
+}
+
+#[test]
+fn a_machine_delays_every_commit_and_the_regions_agree_that_much_later() {
+    // Syncs every 1 ms with a constant 10 ms lag, 16 rows a region at 300 likes/s (nobody
+    // waits): the regions agree 1 ms (the hold) + 10 ms (the lag) + the wait for the next
+    // sync after the last like. 5 ms of CPU per update on 64 cores (none waits for one)
+    // commits every like 5 ms later, so they agree exactly 5 ms later, and no region's
+    // oldest unshown like is ever older than the 16 ms from tap to heard.
+    let base = regions_text("")
+        .replace("shards = [1, 4]", "shards = [16]")
+        .replace("rate_per_s = 1500", "rate_per_s = 300")
+        .replace("sync_every_ms = 500", "sync_every_ms = 1")
+        .replace(
+            "lag_ms = { dist = \"exponential\", mean_ms = 120 }",
+            "lag_ms = { dist = \"constant\", ms = 10 }",
+        );
+    let machine =
+        format!("{base}[machine]\ncores = 64\n[machine.cpu]\ndist = \"constant\"\nms = 5\n");
+    let agree_ms = |text: &str| -> (f64, f64) {
+        let dir = tempfile::tempdir().unwrap();
+        let output = common::run_text(dir.path(), text, &["--quiet"]);
+        assert!(output.status.success(), "{}", common::stderr(&output));
+        let rows = regions_rows(dir.path());
+        let max = rows
+            .iter()
+            .map(|r| r["staleness_ms_max"].parse::<f64>().unwrap())
+            .fold(0.0, f64::max);
+        (rows[0]["convergence_ms"].parse().unwrap(), max)
+    };
+    let (plain, plain_max) = agree_ms(&base);
+    let (delayed, delayed_max) = agree_ms(&machine);
+    assert!((11.0..=12.0).contains(&plain), "{plain} ms");
+    assert!(
+        (delayed - plain - 5.0).abs() < 1e-6,
+        "{plain} ms → {delayed} ms"
+    );
+    assert!(
+        plain_max <= 11.0 && delayed_max <= 16.0,
+        "{plain_max}, {delayed_max}"
+    );
+    assert!(delayed_max > 15.0, "{delayed_max}");
+}

@@ -559,6 +559,9 @@ impl<O: Observer> Pipeline<O> {
         if idle {
             self.wake_idle(job.arrival);
         }
+        if job.kind == Kind::Update {
+            self.observer.on_arrival(&job.arrival);
+        }
         let id = self.allocate(job);
         self.apply_growth(job.arrival.key);
         self.connect_then(id);
@@ -914,6 +917,7 @@ impl<O: Observer> Pipeline<O> {
             self.figures.commits += 1;
         }
         self.release_row(job.row, job.granted_at);
+        self.observer.on_commit(&job.arrival, now);
         self.likes_commit(&job);
         if job.link != NONE {
             self.flush_committed(job.link);
