@@ -49,8 +49,7 @@ pub const PIPELINE_QUEUED_BYTES: u64 = 304;
 /// Bytes the pipeline may keep per arrival for the waits of windows with an update still
 /// waiting (at worst every arrival since the queue last drained), allowing for doubling.
 const LATE_WAIT_BYTES: u64 = 16;
-/// The most requests a shard count may hold queued; past it the shard count is saturated.
-pub const MAX_QUEUED: u64 = 1 << 22;
+pub use crate::model::engine::MAX_QUEUED;
 /// The fewest a shard count's queue must be allowed to hold for a run to start.
 const MIN_QUEUED: u64 = 10_000;
 /// The most simulated requests (arrivals, retries, reads and neighbours' requests, over every

@@ -57,4 +57,5 @@ pub mod stats;
 pub mod stdout;
 pub mod sweep;
 pub mod theory;
+pub mod time;
 pub mod units;

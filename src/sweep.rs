@@ -182,7 +182,7 @@ impl<O: Observer> Simulator<O> {
     ) -> (ShardRun, O) {
         match self {
             Simulator::Exact(mut engine) => {
-                let closed_run = closed::drive(&mut engine, closed, scenario, seed, progress);
+                let closed_run = closed::drive(&mut engine, closed, &scenario.hold, seed, progress);
                 let (mut run, observer) = engine.finish();
                 run.closed = Some(closed_run);
                 (run, observer)

@@ -16,8 +16,8 @@ pub mod synthetic;
 pub mod trace;
 
 use crate::error::InputError;
+use crate::model::Arrival;
 pub use crate::model::random::{SimRng, Stream, stream_rng};
-use crate::model::{Arrival, Policy};
 use crate::scenario::{ArrivalPlan, Scenario};
 
 /// What-if traffic (`[arrivals] scale`, `speed` and `jitter_ms`, or `--traffic`).
@@ -57,33 +57,7 @@ impl Traffic {
     }
 }
 
-/// Which per-arrival draws the policy needs (others are skipped to save time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DrawNeeds {
-    /// Draw uniform bits for the `random` policy.
-    pub slot_bits: bool,
-    /// Draw a synthetic user for `hash-user`.
-    pub users: bool,
-}
-
-impl DrawNeeds {
-    /// What `policy` needs.
-    pub fn for_policy(policy: Policy) -> Self {
-        DrawNeeds {
-            slot_bits: policy.needs_random_bits(),
-            users: policy == Policy::HashUser,
-        }
-    }
-
-    /// What any of `policies` needs (each policy's draws come from their own stream, so a
-    /// policy sees the same draws run alone or beside others).
-    pub fn for_policies(policies: &[Policy]) -> Self {
-        DrawNeeds {
-            slot_bits: policies.iter().any(|p| p.needs_random_bits()),
-            users: policies.contains(&Policy::HashUser),
-        }
-    }
-}
+pub use crate::model::DrawNeeds;
 
 /// The likes of a scenario, read in chunks.
 #[derive(Debug)]

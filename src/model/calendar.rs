@@ -263,7 +263,9 @@ mod tests {
         let mut expected = Vec::new();
         let mut state = 7u64;
         for i in 0..2000u64 {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let time = match i % 3 {
                 0 => i * 10,
                 1 => i * 10 + 5,

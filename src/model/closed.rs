@@ -14,26 +14,36 @@ use std::collections::BinaryHeap;
 
 use rand::Rng;
 
-use crate::arrivals::DrawNeeds;
-use crate::scenario::{ClosedLoop, Scenario};
 use crate::stats::WaitStats;
 
-use super::engine::{Arrival, Engine, Observer};
+use super::config::{Arrival, Observer};
+use super::engine::Engine;
+use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
+use super::rows::DrawNeeds;
 use super::rows::mix64;
+use super::run::ClosedRun;
 use super::time::SimTime;
 
 /// Updates served between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 14;
 
-/// What the clients of one shard count saw.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ClosedRun {
-    /// Clients in the loop.
+/// A closed loop of clients (`[arrivals] clients`).
+#[derive(Debug, Clone)]
+pub struct ClosedLoop {
+    /// Clients, each with one update in flight at most.
     pub clients: u32,
-    /// Response times of the updates sent in the measured period: send → commit (the wait for
-    /// the row plus the hold), as the client sees them.
-    pub responses: WaitStats,
+    /// Think time between a commit and the client's next update.
+    pub think: HoldDist,
+}
+
+impl ClosedLoop {
+    /// The most updates a second the clients could send if nothing ever waited:
+    /// clients ÷ (mean think + `busy_ns`, the mean time from send to answer with no wait).
+    pub fn max_rate_per_s(&self, busy_ns: f64) -> f64 {
+        let cycle_s = (self.think.mean_ns() + busy_ns) / 1e9;
+        f64::from(self.clients) / cycle_s
+    }
 }
 
 /// One client's random streams: the same draws for its k-th update in every shard count and
@@ -73,12 +83,13 @@ impl ClientStreams {
     }
 }
 
-/// Runs the closed loop of `scenario` on `engine` until the horizon, drawing from `seed`;
-/// `progress` is told how many updates were served, now and then.
+/// Runs the closed loop `closed`, whose updates hold their rows for draws of `hold`, on
+/// `engine` until its horizon, drawing from `seed`; `progress` is told how many updates were
+/// served, now and then.
 pub fn drive<O: Observer>(
     engine: &mut Engine<O>,
     closed: &ClosedLoop,
-    scenario: &Scenario,
+    hold: &HoldDist,
     seed: u64,
     progress: &mut dyn FnMut(u64),
 ) -> ClosedRun {
@@ -91,13 +102,13 @@ pub fn drive<O: Observer>(
     let mut responses = WaitStats::new();
     let mut served = 0u64;
     while let Some(Reverse((at, id))) = due.pop() {
-        if at >= scenario.horizon {
+        if at >= engine.config.horizon {
             break;
         }
         let client = &mut clients[id as usize];
         let arrival = Arrival {
             at,
-            hold: scenario.hold.sample(&mut client.holds),
+            hold: hold.sample(&mut client.holds),
             random_bits: if needs.slot_bits {
                 client.slots.next_u64()
             } else {
@@ -115,11 +126,11 @@ pub fn drive<O: Observer>(
         let Some(commit) = engine.serve(&arrival) else {
             continue;
         };
-        if at >= scenario.warmup {
+        if at >= engine.config.measure_from {
             responses.record(commit - at);
         }
         let next = commit.saturating_add(closed.think.sample(&mut client.thinks));
-        if next < scenario.horizon {
+        if next < engine.config.horizon {
             due.push(Reverse((next, id)));
         }
     }

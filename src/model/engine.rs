@@ -9,124 +9,18 @@
 //! events ([`Event`]) have a second calendar; at equal times, hold starts come first. Statistics are streamed: memory depends on the keys, rows and the current
 //! backlog, never on the number of increments served.
 
-use std::sync::Arc;
+use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
-use crate::stats::{KeyFigures, KeyTracker, WaitStats, WindowRow, WindowSeries};
-
-use super::adaptive::{Adaptive, AdaptivePolicy, Growth};
+use super::adaptive::Adaptive;
 use super::calendar::{Calendar, Instants};
-use super::clients::Features;
-use super::extended::{ExtendedRun, Extension};
-use super::rows::{Grant, Policy, RowTable, SkipLocked};
+use super::extended::Extension;
+use super::rows::RowTable;
 use super::time::SimTime;
 
-/// The `user` of an arrival that carries no user id.
-pub const NO_USER: u64 = u64::MAX;
-
-/// One increment offered to the counter, with every random draw it needs already made, so that
-/// all shard counts see the same arrival (common random numbers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arrival {
-    /// Arrival time.
-    pub at: SimTime,
-    /// How long its update will hold the row.
-    pub hold: SimTime,
-    /// Uniform random bits for the `random` policy.
-    pub random_bits: u64,
-    /// The user id for the `hash-user` policy, or [`NO_USER`].
-    pub user: u64,
-    /// Dense key id.
-    pub key: u32,
-    /// 0 for a like; `i + 1` for a request of neighbour endpoint `i` (it needs only a
-    /// connection from the pool).
-    pub endpoint: u16,
-}
-
-/// What an engine simulates.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// Rows per key.
-    pub shards: u32,
-    /// How an increment picks its row.
-    pub policy: Policy,
-    /// The `skip-locked` policy's settings.
-    pub skip_locked: SkipLocked,
-    /// End of the simulated period; arrivals come before it.
-    pub horizon: SimTime,
-    /// Length of a time-series window.
-    pub window: SimTime,
-    /// Number of time-series windows (`ceil(horizon / window)`).
-    pub window_count: usize,
-    /// Expected number of distinct keys (a capacity hint).
-    pub key_hint: usize,
-    /// Start of the measured period: arrivals before it (the warm-up) are simulated but left
-    /// out of the statistics; 0 measures everything.
-    pub measure_from: SimTime,
-    /// Timeouts, retries, batching and the connection pool (none: the exact core alone).
-    pub features: Arc<Features>,
-    /// Seed of the engine's own draws (retry jitter, batching servers and flush holds).
-    pub seed: u64,
-    /// How many of the hottest keys to report (0: no per-key statistics, as for one key).
-    pub hot_keys: usize,
-    /// Adaptive row counts (keys then start with `shards` rows and grow).
-    pub adaptive: Option<AdaptivePolicy>,
-    /// The busiest key, whose rows the time series follows.
-    pub hot_key: u32,
-    /// The most requests the engine may hold queued on its calendars: past it the shard count
-    /// is saturated, and the engine stops serving (see [`ShardRun::saturated_at`]).
-    pub queue_limit: u64,
-    /// The likes table in front of the rows (the pipeline only).
-    pub likes: Option<Arc<super::likes::LikesPlan>>,
-}
-
-/// The counts of every key's rows, as an observer sees them.
-pub trait KeyCounts {
-    /// The key's total: the sum of its rows (0 for a key never incremented).
-    fn total(&self, key: u32) -> u64;
-}
-
-impl KeyCounts for RowTable {
-    fn total(&self, key: u32) -> u64 {
-        RowTable::total(self, key)
-    }
-}
-
-impl KeyCounts for super::locks::LockTable {
-    fn total(&self, key: u32) -> u64 {
-        super::locks::LockTable::total(self, key)
-    }
-}
-
-/// Sees every increment as it is decided (used to write `events.csv`).
-pub trait Observer {
-    /// Whether it ignores every increment: the engine may then take its one-key fast path,
-    /// which never calls it.
-    const SILENT: bool = false;
-
-    /// Called once per increment, after it took its row.
-    fn on_increment(&mut self, arrival: &Arrival, grant: &Grant, rows: &dyn KeyCounts);
-
-    /// Called by the queued row stage when an update reaches the database (in time order).
-    /// The exact core, which knows each commit when the update arrives, tells only
-    /// [`Observer::on_increment`].
-    #[inline(always)]
-    fn on_arrival(&mut self, _arrival: &Arrival) {}
-
-    /// Called by the queued row stage when an update commits, at `at` (in time order).
-    #[inline(always)]
-    fn on_commit(&mut self, _arrival: &Arrival, _at: SimTime) {}
-}
-
-/// The observer that records nothing; costs nothing in the hot loop.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoEvents;
-
-impl Observer for NoEvents {
-    const SILENT: bool = true;
-
-    #[inline(always)]
-    fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &dyn KeyCounts) {}
-}
+pub use super::config::{
+    Arrival, EngineConfig, KeyCounts, MAX_QUEUED, NO_USER, NoEvents, Observer,
+};
+pub use super::run::ShardRun;
 
 /// Something the optional behaviours make happen at a later simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,58 +33,6 @@ pub enum Event {
     Flush(u32),
     /// The first this-many batching servers crash.
     Crash(u32),
-}
-
-/// The result of simulating one shard count.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ShardRun {
-    /// How its increments chose their rows.
-    pub policy: Policy,
-    /// Rows per key.
-    pub shards: u32,
-    /// Rows tried per update, summed over the measured updates that took their rows
-    /// (`skip-locked` tries several; every other policy one).
-    pub tries: u64,
-    /// Updates that reached the rows in the measured period (after the warm-up, before the
-    /// horizon): every like's attempts (retries included, abandoned ones too) or every
-    /// batching flush; neighbours' requests are not counted.
-    pub arrivals: u64,
-    /// Holds that finished in the measured period.
-    pub completed: u64,
-    /// Waits of the updates that took their rows, from the measured period (an update
-    /// abandoned at its deadline never takes its row and is counted in the client figures).
-    pub waits: WaitStats,
-    /// Largest backlog at any instant of the measured period (from its first arrival).
-    pub backlog_max: u64,
-    /// Backlog at the horizon.
-    pub backlog_final: u64,
-    /// The time series.
-    pub windows: Vec<WindowRow>,
-    /// Keys that received at least one increment.
-    pub keys_touched: usize,
-    /// Timeouts, retries, batching and pool figures, when the scenario has them.
-    pub extended: Option<ExtendedRun>,
-    /// The hottest keys, most increments first (empty unless asked for).
-    pub hot_keys: Vec<KeyFigures>,
-    /// Whether the row counts were adaptive.
-    pub adaptive: bool,
-    /// Every growth of a key's row count (adaptive runs).
-    pub growths: Vec<Growth>,
-    /// Rows over all keys at the end.
-    pub rows_total: u64,
-    /// The most rows any key had at the end.
-    pub max_key_rows: u32,
-    /// When the queue passed [`EngineConfig::queue_limit`]: from then on nothing was served,
-    /// every later arrival counts as waiting, and the waits describe only the updates that took
-    /// their rows before (a lower bound of what users would wait).
-    pub saturated_at: Option<SimTime>,
-    /// What a closed loop's clients saw (set by [`super::closed::drive`]).
-    pub closed: Option<super::closed::ClosedRun>,
-    /// What the machine did (runs on the event-driven pipeline).
-    pub machine: Option<super::machine::MachineRun>,
-    /// What the likes table did (`[likes_table]`, on the pipeline).
-    #[serde(default)]
-    pub likes: Option<super::likes::LikesRun>,
 }
 
 /// Simulates one shard count over a stream of arrivals.

@@ -15,7 +15,8 @@
 //! (another key, a warm-up arrival, a free time too large for the packed heap, saturation)
 //! ends the run and the general path takes over.
 
-use super::engine::{Arrival, Engine, Observer};
+use super::config::{Arrival, Observer};
+use super::engine::Engine;
 use super::heaps::replace_top;
 use super::rows::PackedRows;
 use crate::stats::{WaitStats, WindowSeries};

@@ -206,7 +206,7 @@ pub struct MachineRun {
     /// The measured period's length.
     pub measured_ns: SimTime,
     /// Response times (send → commit acknowledged, the time outside the database included)
-    /// of open arrivals; a closed loop keeps them in its [`super::closed::ClosedRun`].
+    /// of open arrivals; a closed loop keeps them in its [`super::run::ClosedRun`].
     pub responses: Option<WaitStats>,
 }
 

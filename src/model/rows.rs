@@ -107,6 +107,34 @@ impl FromStr for Policy {
     }
 }
 
+/// Which per-arrival draws the policy needs (others are skipped to save time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrawNeeds {
+    /// Draw uniform bits for the `random` policy.
+    pub slot_bits: bool,
+    /// Draw a synthetic user for `hash-user`.
+    pub users: bool,
+}
+
+impl DrawNeeds {
+    /// What `policy` needs.
+    pub fn for_policy(policy: Policy) -> Self {
+        DrawNeeds {
+            slot_bits: policy.needs_random_bits(),
+            users: policy == Policy::HashUser,
+        }
+    }
+
+    /// What any of `policies` needs (each policy's draws come from their own stream, so a
+    /// policy sees the same draws run alone or beside others).
+    pub fn for_policies(policies: &[Policy]) -> Self {
+        DrawNeeds {
+            slot_bits: policies.iter().any(|p| p.needs_random_bits()),
+            users: policies.contains(&Policy::HashUser),
+        }
+    }
+}
+
 /// The row a fixed-choice policy (every policy but earliest-free) gives an update of a key
 /// with `len` rows: uniform from `random_bits`, the key's round-robin `cursor` (advanced), or
 /// the user's hash.

@@ -122,23 +122,7 @@ pub enum ArrivalPlan {
     Closed(ClosedLoop),
 }
 
-/// A closed loop of clients (`[arrivals] clients`).
-#[derive(Debug, Clone)]
-pub struct ClosedLoop {
-    /// Clients, each with one update in flight at most.
-    pub clients: u32,
-    /// Think time between a commit and the client's next update.
-    pub think: HoldDist,
-}
-
-impl ClosedLoop {
-    /// The most updates a second the clients could send if nothing ever waited:
-    /// clients ÷ (mean think + `busy_ns`, the mean time from send to answer with no wait).
-    pub fn max_rate_per_s(&self, busy_ns: f64) -> f64 {
-        let cycle_s = (self.think.mean_ns() + busy_ns) / 1e9;
-        f64::from(self.clients) / cycle_s
-    }
-}
+pub use crate::model::closed::ClosedLoop;
 
 /// One constant-rate stretch of a Poisson profile.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -303,7 +303,7 @@ pub(super) fn resolve(
         regions,
         likes,
         calibration_kept: Vec::new(),
-        queue_limit: crate::budget::MAX_QUEUED,
+        queue_limit: crate::model::engine::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
     check_closed_loop(&scenario).map_err(|(field, m)| err(&field, m))?;

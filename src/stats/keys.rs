@@ -4,7 +4,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::model::SimTime;
+use crate::time::SimTime;
 
 /// A key gets a wait histogram once it has had this many increments (hot keys reach it
 /// first, so the histograms go to them; the first increments are not in its percentiles).

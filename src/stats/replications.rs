@@ -4,7 +4,7 @@
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::WaitSummary;
-use crate::model::SimTime;
+use crate::time::SimTime;
 
 /// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
 pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {

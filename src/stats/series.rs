@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::SimTime;
+use crate::time::SimTime;
 
 use super::waits::WaitStats;
 

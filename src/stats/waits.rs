@@ -7,7 +7,7 @@ use std::ops::AddAssign;
 
 use hdrhistogram::Histogram;
 
-use crate::model::SimTime;
+use crate::time::SimTime;
 
 /// Waits are recorded in nanoseconds; longer waits than this (about 13 days) are clamped.
 const HIGHEST_TRACKABLE_NS: u64 = 1 << 50;

@@ -25,14 +25,12 @@ use std::sync::Arc;
 use rand::Rng;
 use rand_distr::{Distribution, Zipf};
 
-use crate::arrivals::DrawNeeds;
-use crate::scenario::ClosedLoop;
 use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
 use super::adaptive::Adaptive;
 use super::calendar::Calendar;
 use super::clients::Attempt;
-use super::closed::{ClientStreams, ClosedRun};
+use super::closed::{ClientStreams, ClosedLoop};
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
 use super::extended::Extension;
 use super::hold::HoldDist;
@@ -41,7 +39,8 @@ use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Links, NONE, Servers, Wal};
-use super::rows::{Grant, Policy};
+use super::rows::{DrawNeeds, Grant, Policy};
+use super::run::ClosedRun;
 use super::time::SimTime;
 
 /// Updates a closed loop sends between two progress reports.

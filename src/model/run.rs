@@ -1,0 +1,70 @@
+//! The result of simulating one shard count, on either row stage.
+
+use crate::stats::{KeyFigures, WaitStats, WindowRow};
+
+use super::adaptive::Growth;
+use super::extended::ExtendedRun;
+use super::rows::Policy;
+use super::time::SimTime;
+
+/// The result of simulating one shard count.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ShardRun {
+    /// How its increments chose their rows.
+    pub policy: Policy,
+    /// Rows per key.
+    pub shards: u32,
+    /// Rows tried per update, summed over the measured updates that took their rows
+    /// (`skip-locked` tries several; every other policy one).
+    pub tries: u64,
+    /// Updates that reached the rows in the measured period (after the warm-up, before the
+    /// horizon): every like's attempts (retries included, abandoned ones too) or every
+    /// batching flush; neighbours' requests are not counted.
+    pub arrivals: u64,
+    /// Holds that finished in the measured period.
+    pub completed: u64,
+    /// Waits of the updates that took their rows, from the measured period (an update
+    /// abandoned at its deadline never takes its row and is counted in the client figures).
+    pub waits: WaitStats,
+    /// Largest backlog at any instant of the measured period (from its first arrival).
+    pub backlog_max: u64,
+    /// Backlog at the horizon.
+    pub backlog_final: u64,
+    /// The time series.
+    pub windows: Vec<WindowRow>,
+    /// Keys that received at least one increment.
+    pub keys_touched: usize,
+    /// Timeouts, retries, batching and pool figures, when the scenario has them.
+    pub extended: Option<ExtendedRun>,
+    /// The hottest keys, most increments first (empty unless asked for).
+    pub hot_keys: Vec<KeyFigures>,
+    /// Whether the row counts were adaptive.
+    pub adaptive: bool,
+    /// Every growth of a key's row count (adaptive runs).
+    pub growths: Vec<Growth>,
+    /// Rows over all keys at the end.
+    pub rows_total: u64,
+    /// The most rows any key had at the end.
+    pub max_key_rows: u32,
+    /// When the queue passed [`EngineConfig::queue_limit`]: from then on nothing was served,
+    /// every later arrival counts as waiting, and the waits describe only the updates that took
+    /// their rows before (a lower bound of what users would wait).
+    pub saturated_at: Option<SimTime>,
+    /// What a closed loop's clients saw (set by [`super::closed::drive`]).
+    pub closed: Option<ClosedRun>,
+    /// What the machine did (runs on the event-driven pipeline).
+    pub machine: Option<super::machine::MachineRun>,
+    /// What the likes table did (`[likes_table]`, on the pipeline).
+    #[serde(default)]
+    pub likes: Option<super::likes::LikesRun>,
+}
+
+/// What the clients of one shard count saw.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ClosedRun {
+    /// Clients in the loop.
+    pub clients: u32,
+    /// Response times of the updates sent in the measured period: send → commit (the wait for
+    /// the row plus the hold), as the client sees them.
+    pub responses: WaitStats,
+}
