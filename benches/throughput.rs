@@ -39,7 +39,7 @@ fn scenario() -> Scenario {
 }
 
 fn arrivals(scenario: &Scenario) -> Vec<Arrival> {
-    let mut source = ArrivalSource::open(scenario, scenario.seed).expect("opens");
+    let mut source = ArrivalSource::open(scenario.stream_plan(), scenario.seed).expect("opens");
     let mut all = Vec::new();
     source
         .fill(&mut all, usize::MAX)

@@ -116,7 +116,10 @@ fn feed_and_finish<O: Observer + Send>(
     mut engines: Vec<Simulator<O>>,
     progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
-    let mut source = ArrivalSource::open(scenario, scenario.replication_seed(replication))?;
+    let mut source = ArrivalSource::open(
+        scenario.stream_plan(),
+        scenario.replication_seed(replication),
+    )?;
     let mut current: Vec<Arrival> = Vec::with_capacity(CHUNK);
     let mut next: Vec<Arrival> = Vec::with_capacity(CHUNK);
     source.fill(&mut current, CHUNK)?;

@@ -5,10 +5,10 @@
 
 use rand_distr::{Distribution, Exp1};
 
+use super::RateSegment;
 use super::SimRng;
 use crate::model::SimTime;
 use crate::model::time::round_to_ns;
-use crate::scenario::RateSegment;
 
 /// The successive event times of one Poisson stream.
 #[derive(Debug)]

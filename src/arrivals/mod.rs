@@ -16,9 +16,59 @@ pub mod synthetic;
 pub mod trace;
 
 use crate::error::InputError;
-use crate::model::Arrival;
+use crate::model::clients::Neighbour;
+use crate::model::closed::ClosedLoop;
 pub use crate::model::random::{SimRng, Stream, stream_rng};
-use crate::scenario::{ArrivalPlan, Scenario};
+use crate::model::{Arrival, HoldDist};
+use crate::time::SimTime;
+use trace::TraceInfo;
+
+/// Where arrivals come from.
+#[derive(Debug, Clone)]
+pub enum ArrivalPlan {
+    /// A Poisson process whose rate is constant within each segment.
+    Poisson {
+        /// Consecutive segments covering `[0, horizon)`.
+        segments: Vec<RateSegment>,
+    },
+    /// A trace replayed exactly.
+    Trace(TraceInfo),
+    /// A closed loop of clients: each sends its next update a think time after its previous
+    /// one commits.
+    Closed(ClosedLoop),
+}
+
+/// One constant-rate stretch of a Poisson profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSegment {
+    /// End of the segment (exclusive); it starts where the previous one ended.
+    pub end: SimTime,
+    /// Arrivals per second during the segment.
+    pub rate_per_s: f64,
+}
+
+/// What one arrival stream is made of: the parts of a scenario that shape it.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamPlan<'a> {
+    /// Where the likes come from.
+    pub likes: &'a ArrivalPlan,
+    /// Their holds.
+    pub hold: &'a HoldDist,
+    /// The keys' popularity, with several keys.
+    pub keys: Option<rand_distr::Zipf<f64>>,
+    /// With `[regions]`: each region's share of the likes (a like's region is its key).
+    pub region_shares: Option<&'a [f64]>,
+    /// Size of the synthetic user population.
+    pub users: u64,
+    /// The per-arrival draws the policies (and a likes table by user) need.
+    pub needs: DrawNeeds,
+    /// The neighbour endpoints sharing the pool.
+    pub neighbours: &'a [Neighbour],
+    /// Reads: their rate over time and how many keys one request reads.
+    pub reads: Option<(&'a [RateSegment], u32)>,
+    /// End of the simulated period.
+    pub horizon: SimTime,
+}
 
 /// What-if traffic (`[arrivals] scale`, `speed` and `jitter_ms`, or `--traffic`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,39 +148,22 @@ pub struct ArrivalSource<'a> {
 }
 
 impl<'a> ArrivalSource<'a> {
-    /// Opens the scenario's arrival stream from its beginning, drawing from `seed`.
-    pub fn open(scenario: &'a Scenario, seed: u64) -> Result<Self, InputError> {
-        let mut needs = DrawNeeds::for_policies(&scenario.policies);
-        // A likes table partitioned by (post, user) spreads by the user.
-        needs.users |= scenario
-            .likes
-            .as_ref()
-            .is_some_and(|l| l.partition_by == crate::model::likes::PartitionBy::PostUser);
-        let likes =
-            match &scenario.arrivals {
-                ArrivalPlan::Poisson { segments } => Likes::Synthetic(
-                    synthetic::SyntheticSource::new(scenario, seed, segments.clone(), needs),
-                ),
-                ArrivalPlan::Trace(info) => {
-                    Likes::Trace(trace::TraceReplay::open(info, scenario, seed, needs)?)
-                }
-                ArrivalPlan::Closed(_) => Likes::Closed,
-            };
-        let neighbours = scenario
-            .features
-            .pool
-            .as_ref()
-            .filter(|pool| !pool.neighbours.is_empty())
-            .map(|pool| neighbours::Neighbours::new(&pool.neighbours, seed, scenario.horizon));
-        let reads = match (&scenario.read_segments, scenario.features.reads) {
-            (Some(segments), Some(reads)) => Some(reads::ReadStream::new(
-                scenario,
-                segments.clone(),
-                reads.feed_size,
+    /// Opens the arrival stream of `plan` from its beginning, drawing from `seed`.
+    pub fn open(plan: StreamPlan<'a>, seed: u64) -> Result<Self, InputError> {
+        let likes = match plan.likes {
+            ArrivalPlan::Poisson { segments } => Likes::Synthetic(synthetic::SyntheticSource::new(
+                &plan,
                 seed,
+                segments.clone(),
             )),
-            _ => None,
+            ArrivalPlan::Trace(info) => Likes::Trace(trace::TraceReplay::open(info, &plan, seed)?),
+            ArrivalPlan::Closed(_) => Likes::Closed,
         };
+        let neighbours = (!plan.neighbours.is_empty())
+            .then(|| neighbours::Neighbours::new(plan.neighbours, seed, plan.horizon));
+        let reads = plan.reads.map(|(segments, feed_size)| {
+            reads::ReadStream::new(plan.keys, segments.to_vec(), feed_size, seed)
+        });
         Ok(ArrivalSource {
             likes,
             neighbours,

@@ -1,12 +1,12 @@
 //! The requests of neighbour endpoints that share the connection pool: one Poisson stream per
 //! endpoint, each from its own random stream, merged in time order.
 
+use super::RateSegment;
 use super::clock::PoissonClock;
 use super::{Stream, stream_rng};
 use crate::model::clients::Neighbour;
 use crate::model::rows::mix64;
 use crate::model::{Arrival, NO_USER, SimTime};
-use crate::scenario::RateSegment;
 
 /// One endpoint's stream.
 #[derive(Debug)]

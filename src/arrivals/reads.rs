@@ -4,12 +4,12 @@
 
 use rand_distr::{Distribution, Zipf};
 
+use super::RateSegment;
 use super::clock::PoissonClock;
 use super::{SimRng, Stream, stream_rng};
 use crate::model::clients::READ_ENDPOINT;
 use crate::model::rows::mix64;
 use crate::model::{Arrival, NO_USER};
-use crate::scenario::{RateSegment, Scenario};
 
 /// The read stream of a scenario.
 #[derive(Debug)]
@@ -23,17 +23,14 @@ pub(super) struct ReadStream {
 }
 
 impl ReadStream {
-    /// The reads of `scenario` over `segments`, drawn from `seed`.
+    /// The reads over `segments` of keys of popularity `keys` (one key without), drawn from
+    /// `seed`.
     pub(super) fn new(
-        scenario: &Scenario,
+        keys: Option<Zipf<f64>>,
         segments: Vec<RateSegment>,
         feed_size: u32,
         seed: u64,
     ) -> Self {
-        let keys = (scenario.keys.count > 1).then(|| {
-            Zipf::new(f64::from(scenario.keys.count), scenario.keys.zipf_s)
-                .expect("validated: count ≥ 1 and zipf_s ≥ 0")
-        });
         let mut stream = ReadStream {
             clock: PoissonClock::new(segments, stream_rng(seed ^ mix64(0x5EAD), Stream::Arrivals)),
             feed_size,

@@ -6,9 +6,9 @@ use rand_distr::{Distribution, Zipf};
 
 use super::clock::PoissonClock;
 use super::{DrawNeeds, SimRng, Stream, stream_rng};
+use super::{RateSegment, StreamPlan};
 use crate::model::random::bounded;
 use crate::model::{Arrival, HoldDist, NO_USER};
-use crate::scenario::{RateSegment, Scenario};
 
 /// Generates a scenario's synthetic arrivals.
 #[derive(Debug)]
@@ -27,21 +27,16 @@ pub struct SyntheticSource {
 }
 
 impl SyntheticSource {
-    /// The arrivals of `scenario` over `segments`, from time 0, drawn from `seed`.
-    pub fn new(
-        scenario: &Scenario,
-        seed: u64,
-        segments: Vec<RateSegment>,
-        needs: DrawNeeds,
-    ) -> Self {
-        let keys = scenario.keys.popularity();
+    /// The likes of `plan` over `segments`, from time 0, drawn from `seed`.
+    pub fn new(plan: &StreamPlan<'_>, seed: u64, segments: Vec<RateSegment>) -> Self {
+        let keys = plan.keys;
         SyntheticSource {
             clock: PoissonClock::new(segments, stream_rng(seed, Stream::Arrivals)),
-            hold: scenario.hold.clone(),
+            hold: plan.hold.clone(),
             keys,
-            regions: scenario.regions.as_ref().map(|plan| {
+            regions: plan.region_shares.map(|shares| {
                 let mut total = 0.0;
-                plan.shares
+                shares
                     .iter()
                     .map(|share| {
                         total += share;
@@ -49,8 +44,8 @@ impl SyntheticSource {
                     })
                     .collect()
             }),
-            users: scenario.users,
-            needs,
+            users: plan.users,
+            needs: plan.needs,
             hold_rng: stream_rng(seed, Stream::Holds),
             key_rng: stream_rng(seed, Stream::Keys),
             user_rng: stream_rng(seed, Stream::Users),

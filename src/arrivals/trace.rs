@@ -15,10 +15,9 @@ use std::path::{Path, PathBuf};
 use csv::{ByteRecord, Reader, ReaderBuilder, Trim};
 use rand::{Rng, RngExt};
 
-use super::{DrawNeeds, SimRng, Stream, Traffic, stream_rng};
+use super::{DrawNeeds, SimRng, Stream, StreamPlan, Traffic, stream_rng};
 use crate::error::InputError;
 use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
-use crate::scenario::Scenario;
 
 /// Longest line a trace may have, in bytes: a longer one (or a file that is not text, such as
 /// `/dev/zero`) is refused instead of being buffered whole.
@@ -201,18 +200,14 @@ pub struct TraceReplay<'a> {
 type Pending = (SimTime, u64, u32, u64);
 
 impl<'a> TraceReplay<'a> {
-    /// Opens the trace of `info` for `scenario`, from its first line, drawing holds from `seed`.
-    pub fn open(
-        info: &'a TraceInfo,
-        scenario: &Scenario,
-        seed: u64,
-        needs: DrawNeeds,
-    ) -> Result<Self, InputError> {
+    /// Opens the trace of `info` for the stream of `plan`, from its first line, drawing holds
+    /// from `seed`.
+    pub fn open(info: &'a TraceInfo, plan: &StreamPlan<'_>, seed: u64) -> Result<Self, InputError> {
         Ok(TraceReplay {
             rows: TraceRows::open(&info.path, info.traffic)?,
             info,
-            hold: scenario.hold.clone(),
-            needs,
+            hold: plan.hold.clone(),
+            needs: plan.needs,
             hold_rng: stream_rng(seed, Stream::Holds),
             slot_rng: stream_rng(seed, Stream::Slots),
             traffic_rng: stream_rng(seed, Stream::Traffic),

@@ -1,12 +1,12 @@
 //! Validation of the optional behaviours: `[client]`, `[batching]`, `[pool]` with
 //! `[[neighbours]]`, `[adaptive]` and `[reads]`, each failure naming its field.
 
-use super::file::{
-    AdaptiveTable, BatchingTable, ClientTable, NeighbourTable, PoolTable, ReadsTable, ScenarioFile,
-};
-use super::validate::{
+use super::fields::{
     FieldError, MAX_DURATION_S, MAX_HOLD_MS, MAX_RATE_PER_S, MAX_SHARDS, Min, check_rate, number,
     required_number,
+};
+use super::file::{
+    AdaptiveTable, BatchingTable, ClientTable, NeighbourTable, PoolTable, ReadsTable, ScenarioFile,
 };
 use super::{ArrivalPlan, RateSegment};
 use crate::model::adaptive::{AdaptivePolicy, GrowWhen};

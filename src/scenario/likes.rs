@@ -3,10 +3,10 @@
 //! regions (a rejected like commits nowhere) are explicit refusals naming the section.
 
 use super::ArrivalPlan;
-use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
-use super::validate::{
+use super::fields::{
     FieldError, MAX_DURATION_S, Min, hold_only_field, number, required_number, resolve_hold,
 };
+use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
 use crate::model::likes::{LikesPlan, PartitionBy, Reconcile};
 use crate::model::time::s_f64_to_ns;
 

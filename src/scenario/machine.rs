@@ -2,10 +2,10 @@
 //! `[machine.cpu]`, `[wal]` and `[client] overhead_ms` / `[client.overhead]`, each failure
 //! naming its field. Any of them puts the scenario on the event-driven pipeline.
 
-use super::file::{ClientTable, HoldTable, ScenarioFile};
-use super::validate::{
+use super::fields::{
     FieldError, MAX_HOLD_MS, Min, hold_only_field, number, required_number, resolve_hold,
 };
+use super::file::{ClientTable, HoldTable, ScenarioFile};
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::time::{SimTime, ms_f64_to_ns};

@@ -4,6 +4,7 @@
 //! [`InputError`] naming the file, the field and what is allowed.
 
 mod behaviours;
+mod fields;
 pub mod file;
 pub mod grid;
 mod include;
@@ -15,13 +16,12 @@ mod validate;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use crate::arrivals::trace::TraceInfo;
 use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
+pub use fields::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
 pub use file::ScenarioFile;
 pub use machine::MAX_CORES;
-pub use validate::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
 
 /// Values from the command line that replace the scenario's.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -107,31 +107,8 @@ pub struct Scenario {
     pub resolved: ScenarioFile,
 }
 
-/// Where arrivals come from.
-#[derive(Debug, Clone)]
-pub enum ArrivalPlan {
-    /// A Poisson process whose rate is constant within each segment.
-    Poisson {
-        /// Consecutive segments covering `[0, horizon)`.
-        segments: Vec<RateSegment>,
-    },
-    /// A trace replayed exactly.
-    Trace(TraceInfo),
-    /// A closed loop of clients: each sends its next update a think time after its previous
-    /// one commits.
-    Closed(ClosedLoop),
-}
-
+pub use crate::arrivals::{ArrivalPlan, RateSegment};
 pub use crate::model::closed::ClosedLoop;
-
-/// One constant-rate stretch of a Poisson profile.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateSegment {
-    /// End of the segment (exclusive); it starts where the previous one ended.
-    pub end: SimTime,
-    /// Arrivals per second during the segment.
-    pub rate_per_s: f64,
-}
 
 /// One engine of a sweep: a policy with a static shard count, or with adaptive rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,6 +407,34 @@ impl Scenario {
             .as_ref()
             .is_some_and(|pool| !pool.neighbours.is_empty());
         neighbours || (self.read_segments.is_some() && self.features.reads.is_some())
+    }
+
+    /// What the arrival stream is made of.
+    pub fn stream_plan(&self) -> crate::arrivals::StreamPlan<'_> {
+        let mut needs = crate::arrivals::DrawNeeds::for_policies(&self.policies);
+        // A likes table partitioned by (post, user) spreads by the user.
+        needs.users |= self
+            .likes
+            .as_ref()
+            .is_some_and(|l| l.partition_by == crate::model::likes::PartitionBy::PostUser);
+        crate::arrivals::StreamPlan {
+            likes: &self.arrivals,
+            hold: &self.hold,
+            keys: self.keys.popularity(),
+            region_shares: self.regions.as_ref().map(|plan| plan.shares.as_slice()),
+            users: self.users,
+            needs,
+            neighbours: self
+                .features
+                .pool
+                .as_ref()
+                .map_or(&[], |pool| pool.neighbours.as_slice()),
+            reads: match (&self.read_segments, self.features.reads) {
+                (Some(segments), Some(reads)) => Some((segments.as_slice(), reads.feed_size)),
+                _ => None,
+            },
+            horizon: self.horizon,
+        }
     }
 
     /// Number of distinct keys the arrivals can name.

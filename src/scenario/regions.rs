@@ -3,8 +3,8 @@
 //! machine or adaptive rows (each an explicit refusal naming the section).
 
 use super::ArrivalPlan;
+use super::fields::{FieldError, MAX_HOLD_MS, Min, hold_only_field, number, resolve_hold};
 use super::file::{RegionsTable, ReplicationList, ScenarioFile};
-use super::validate::{FieldError, MAX_HOLD_MS, Min, hold_only_field, number, resolve_hold};
 use crate::model::regions::{RegionsPlan, Replication};
 use crate::model::time::ms_f64_to_ns;
 

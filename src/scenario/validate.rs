@@ -4,48 +4,19 @@
 use std::path::Path;
 
 use super::behaviours::{resolve_adaptive, resolve_features, resolve_reads};
+use super::fields::*;
 use super::file::{
-    ArrivalsTable, ClientTable, HoldTable, KeysTable, PolicyList, ScenarioFile, SkipLockedTable,
-    SloTable, UsersTable,
+    ArrivalsTable, ClientTable, KeysTable, PolicyList, ScenarioFile, SkipLockedTable, SloTable,
+    UsersTable,
 };
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::{InputError, clip};
 use crate::model::clients::OnTimeout;
-use crate::model::hold::MAX_HOLD_NS;
 use crate::model::machine::GrantOrder;
 use crate::model::rows::SkipLocked;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, Policy, SimTime};
-
-/// Longest simulated period, in seconds (about 115 days).
-pub const MAX_DURATION_S: f64 = 1e7;
-/// Shortest simulated period, in nanoseconds.
-pub const MIN_HORIZON_NS: SimTime = 1_000;
-/// Longest hold parameter, in milliseconds (one hour).
-pub const MAX_HOLD_MS: f64 = 3.6e6;
-/// Largest ratio of a log-normal hold's p99 to its median: beyond it the mean is dominated
-/// by draws so rare that no simulation of sane length sees them.
-pub const MAX_LOGNORMAL_SPREAD: f64 = 1000.0;
-/// Highest arrival rate, per second.
-pub const MAX_RATE_PER_S: f64 = 1e9;
-/// Most rows per key.
-pub const MAX_SHARDS: u32 = 1 << 20;
-/// Most synthetic keys.
-pub const MAX_KEYS: u32 = 10_000_000;
-/// Most rows one sweep may create: keys × the sum of the shard counts.
-pub const MAX_TOTAL_ROWS: u64 = 1 << 27;
-/// Most time-series windows.
-pub const MAX_WINDOWS: u64 = 10_000_000;
-/// Hottest keys listed in `keys.csv` when `[keys] report_top` is not set, and the most allowed.
-const DEFAULT_REPORT_TOP: u32 = 20;
-const MAX_REPORT_TOP: u32 = 10_000;
-/// Most replications per shard count.
-pub const MAX_REPLICATIONS: u32 = 10_000;
-/// Seed used when a scenario sets none.
-pub const DEFAULT_SEED: u64 = 1;
-/// Synthetic users when `[users]` sets none.
-pub const DEFAULT_USERS: u64 = 1_000_000;
 
 /// Parses the TOML text, naming the field path of any error, and its line when `verbatim`
 /// (the text is the file as written: with a calibration merged in, it is rewritten, and its
@@ -486,216 +457,6 @@ fn check_shards(shards: &[u32]) -> Result<Vec<u32>, String> {
     }
     Ok(sorted)
 }
-
-/// The lower bound of an allowed range.
-#[derive(Clone, Copy)]
-pub(super) enum Min {
-    /// `value ≥ bound`.
-    AtLeast(f64),
-    /// `value > bound`.
-    Above(f64),
-}
-
-/// A required number of `field`: `missing` says what to write when it is absent (after
-/// "missing: "), and [`number`] checks its range.
-pub(super) fn required_number(
-    value: Option<f64>,
-    field: &str,
-    missing: &str,
-    min: Min,
-    max: f64,
-) -> Result<f64, FieldError> {
-    let value = value.ok_or_else(|| (field.to_owned(), format!("missing: {missing}")))?;
-    number(value, min, max).map_err(|m| (field.to_owned(), m))
-}
-
-/// Checks that `value` is finite and within range; the message says what is allowed.
-pub(super) fn number(value: f64, min: Min, max: f64) -> Result<f64, String> {
-    let in_range = value.is_finite()
-        && value <= max
-        && match min {
-            Min::AtLeast(bound) => value >= bound,
-            Min::Above(bound) => value > bound,
-        };
-    if in_range {
-        return Ok(value);
-    }
-    let lower = match min {
-        Min::AtLeast(bound) => format!("≥ {}", shown(bound)),
-        Min::Above(bound) => format!("> {}", shown(bound)),
-    };
-    Err(format!(
-        "must be a finite number {lower} and ≤ {}, got {}",
-        shown(max),
-        shown(value)
-    ))
-}
-
-/// The lowest rate above zero: one arrival in about eleven days. A rate below it would draw
-/// gaps past what simulated time can hold, and means no traffic.
-pub const MIN_RATE_PER_S: f64 = 1e-6;
-
-/// Checks a rate per second: 0 (no traffic) or from [`MIN_RATE_PER_S`] to
-/// [`MAX_RATE_PER_S`].
-pub(super) fn check_rate(value: f64) -> Result<f64, String> {
-    let value = number(value, Min::AtLeast(0.0), MAX_RATE_PER_S)?;
-    if value > 0.0 && value < MIN_RATE_PER_S {
-        return Err(format!(
-            "must be 0 or from {MIN_RATE_PER_S:e} (one in about eleven days) to {}, got {}",
-            shown(MAX_RATE_PER_S),
-            shown(value)
-        ));
-    }
-    Ok(value)
-}
-
-/// A number as an error message repeats it: plainly, or in scientific notation when it is
-/// very large or very small (1e308 is not 309 digits).
-pub fn shown(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude != 0.0 && !(1e-6..1e15).contains(&magnitude) {
-        format!("{value:e}")
-    } else {
-        format!("{value}")
-    }
-}
-
-/// A field's path and what is wrong with it.
-pub(super) type FieldError = (String, String);
-
-fn required(value: Option<f64>, field: &str, dist: &str) -> Result<f64, FieldError> {
-    value.ok_or_else(|| {
-        (
-            field.to_owned(),
-            format!("missing: dist = \"{dist}\" needs {field}"),
-        )
-    })
-}
-
-fn hold_ms(value: f64, field: &str, min: Min) -> Result<f64, FieldError> {
-    number(value, min, MAX_HOLD_MS).map_err(|m| (field.to_owned(), m))
-}
-
-/// The first field set in `table` that only `[hold]` itself takes (`per_waiter_ms`,
-/// `grant_order`: they describe a row's lock), for the tables that borrow `[hold]`'s fields.
-pub(super) fn hold_only_field(table: &HoldTable) -> Option<&'static str> {
-    if table.per_waiter_ms.is_some() {
-        Some("per_waiter_ms")
-    } else if table.grant_order.is_some() {
-        Some("grant_order")
-    } else {
-        None
-    }
-}
-
-/// Resolves a distribution table with `[hold]`'s fields (the fields only `[hold]` takes are
-/// checked by the caller, with [`hold_only_field`]).
-pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
-    let dist = table.dist.as_deref().unwrap_or("constant");
-    let used: &[&str] = match dist {
-        "constant" => &["ms"],
-        "exponential" => &["mean_ms"],
-        "lognormal" => &["median_ms", "p99_ms"],
-        "uniform" => &["min_ms", "max_ms"],
-        other => {
-            return Err((
-                "dist".into(),
-                format!(
-                    "unknown distribution {other:?}: allowed are constant, exponential, lognormal, uniform"
-                ),
-            ));
-        }
-    };
-    let fields = [
-        ("ms", table.ms),
-        ("mean_ms", table.mean_ms),
-        ("median_ms", table.median_ms),
-        ("p99_ms", table.p99_ms),
-        ("min_ms", table.min_ms),
-        ("max_ms", table.max_ms),
-    ];
-    if let Some((field, _)) = fields
-        .iter()
-        .find(|(f, v)| v.is_some() && !used.contains(f))
-    {
-        return Err((
-            field.to_string(),
-            format!(
-                "not used by dist = \"{dist}\", which takes {}",
-                used.join(" and ")
-            ),
-        ));
-    }
-    Ok(match dist {
-        "constant" => {
-            let ms = hold_ms(required(table.ms, "ms", dist)?, "ms", Min::AtLeast(0.0))?;
-            HoldDist::Constant {
-                hold_ns: ms_f64_to_ns(ms).min(MAX_HOLD_NS),
-            }
-        }
-        "exponential" => {
-            let mean_ms = hold_ms(
-                required(table.mean_ms, "mean_ms", dist)?,
-                "mean_ms",
-                Min::Above(0.0),
-            )?;
-            HoldDist::Exponential { mean_ms }
-        }
-        "lognormal" => {
-            let median = hold_ms(
-                required(table.median_ms, "median_ms", dist)?,
-                "median_ms",
-                Min::Above(0.0),
-            )?;
-            let p99 = hold_ms(
-                required(table.p99_ms, "p99_ms", dist)?,
-                "p99_ms",
-                Min::Above(0.0),
-            )?;
-            if p99 > median * MAX_LOGNORMAL_SPREAD {
-                return Err((
-                    "p99_ms".to_owned(),
-                    format!(
-                        "must be at most {MAX_LOGNORMAL_SPREAD} × median_ms ({median}), got {p99}"
-                    ),
-                ));
-            }
-            HoldDist::log_normal(median, p99).ok_or_else(|| {
-                (
-                    "p99_ms".to_owned(),
-                    format!("must be greater than median_ms ({median}), got {p99}"),
-                )
-            })?
-        }
-        _ => {
-            let min = hold_ms(
-                required(table.min_ms, "min_ms", dist)?,
-                "min_ms",
-                Min::AtLeast(0.0),
-            )?;
-            let max = hold_ms(
-                required(table.max_ms, "max_ms", dist)?,
-                "max_ms",
-                Min::AtLeast(0.0),
-            )?;
-            if max < min {
-                return Err((
-                    "max_ms".into(),
-                    format!("must be ≥ min_ms ({min}), got {max}"),
-                ));
-            }
-            HoldDist::Uniform {
-                min_ns: ms_f64_to_ns(min),
-                max_ns: ms_f64_to_ns(max),
-            }
-        }
-    })
-}
-
-/// Most a what-if `scale` or `speed` may multiply the traffic by.
-pub const MAX_TRAFFIC_FACTOR: f64 = 1000.0;
-/// Longest jitter of a trace's extra copies, ms.
-pub const MAX_JITTER_MS: f64 = 1000.0;
 
 /// The what-if traffic: `--traffic` (else `[arrivals] scale`), `speed` and `jitter_ms`.
 fn resolve_traffic(
