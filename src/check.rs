@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{InputError, clip};
+use crate::report::record::SummaryRecord;
 use crate::scenario::file::CheckTable;
 
 /// Default relative tolerance.
@@ -29,57 +30,18 @@ pub const COUNT_COLUMNS: [&str; 5] = [
     "lost_likes",
 ];
 
-/// Which way a column may move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// Waits and backlogs: up is a regression.
-    LowerIsBetter,
-    /// Throughput: down is a regression.
-    HigherIsBetter,
-    /// The offered load and capacity: any move is a change of scenario or model.
-    Fixed,
-}
+// Which way a column may move: declared beside each column, in [`SummaryRecord`].
+pub use crate::report::record::Check as Direction;
 
-/// The compared columns of `summary.csv` and their directions. The behaviour columns (from
-/// `amplification` on) are empty for scenarios without the behaviour, and compared when set.
-pub const COMPARED: [(&str, Direction); 36] = [
-    ("arrivals", Direction::Fixed),
-    ("completed", Direction::HigherIsBetter),
-    ("duration_s", Direction::Fixed),
-    ("offered_per_s", Direction::Fixed),
-    ("throughput_per_s", Direction::HigherIsBetter),
-    ("ceiling_per_s", Direction::Fixed),
-    ("utilization", Direction::Fixed),
-    ("wait_mean_ms", Direction::LowerIsBetter),
-    ("wait_p50_ms", Direction::LowerIsBetter),
-    ("wait_p90_ms", Direction::LowerIsBetter),
-    ("wait_p99_ms", Direction::LowerIsBetter),
-    ("wait_p999_ms", Direction::LowerIsBetter),
-    ("wait_max_ms", Direction::LowerIsBetter),
-    ("backlog_max", Direction::LowerIsBetter),
-    ("backlog_final", Direction::LowerIsBetter),
-    ("peak_offered_per_s", Direction::Fixed),
-    ("peak_utilization", Direction::Fixed),
-    ("keys_touched", Direction::Fixed),
-    ("amplification", Direction::LowerIsBetter),
-    ("user_failures", Direction::LowerIsBetter),
-    ("goodput_per_s", Direction::HigherIsBetter),
-    ("count_drift", Direction::LowerIsBetter),
-    ("db_writes", Direction::Fixed),
-    ("lost_likes", Direction::LowerIsBetter),
-    ("count_delay_p99_ms", Direction::LowerIsBetter),
-    ("like_connection_wait_p99_ms", Direction::LowerIsBetter),
-    ("neighbour_wait_p99_ms", Direction::LowerIsBetter),
-    ("response_mean_ms", Direction::LowerIsBetter),
-    ("response_p99_ms", Direction::LowerIsBetter),
-    ("cpu_utilization", Direction::LowerIsBetter),
-    ("fsyncs_per_commit", Direction::LowerIsBetter),
-    ("repeats_rejected", Direction::Fixed),
-    ("insert_wait_p99_ms", Direction::LowerIsBetter),
-    ("hot_partition_utilization", Direction::LowerIsBetter),
-    ("like_latency_p99_ms", Direction::LowerIsBetter),
-    ("drift_max", Direction::LowerIsBetter),
-];
+/// The compared columns of `summary.csv`, in column order, with their directions. The
+/// behaviour columns (from `amplification` on) are empty for scenarios without the
+/// behaviour, and compared when set.
+pub fn compared() -> impl Iterator<Item = (&'static str, Direction)> + Clone {
+    SummaryRecord::COLUMNS
+        .iter()
+        .copied()
+        .filter(|&(_, check)| check != Direction::Unchecked)
+}
 
 /// Compared columns added after baselines were first written: a baseline without them reads
 /// them as empty, so it still checks the scenarios that do not set them.
@@ -135,8 +97,8 @@ impl Tolerances {
         }
         let mut columns = BTreeMap::new();
         for (name, limits) in table.columns.iter().flatten() {
-            if !COMPARED.iter().any(|(column, _)| column == name) {
-                let known: Vec<&str> = COMPARED.iter().map(|(c, _)| *c).collect();
+            if !compared().any(|(column, _)| column == name) {
+                let known: Vec<&str> = compared().map(|(c, _)| c).collect();
                 return Err(InputError::scenario(
                     scenario,
                     format!("check.columns.{name}"),
@@ -288,7 +250,7 @@ pub fn parse_summary(path: &Path, text: &str, swept: &[String]) -> Result<Summar
         )
     })?;
     let mut positions = Vec::new();
-    for (column, _) in COMPARED {
+    for (column, _) in compared() {
         if ADDED_LATER.contains(&column) && index(column).is_none() {
             positions.push((column, usize::MAX));
             continue;
@@ -424,7 +386,7 @@ pub fn compare(
     for (id, values) in current {
         let (shards, adaptive) = (id.1, id.2);
         let policy = compares.then(|| id.0.clone());
-        for &(column, direction) in &COMPARED {
+        for (column, direction) in compared() {
             let (before, after) = match (baseline[id][column], values[column]) {
                 (Some(before), Some(after)) => (before, after),
                 (None, None) => continue,
@@ -448,7 +410,7 @@ pub fn compare(
             let worse = match direction {
                 Direction::LowerIsBetter => Some(after > before),
                 Direction::HigherIsBetter => Some(after < before),
-                Direction::Fixed => None,
+                Direction::Fixed | Direction::Unchecked => None,
             };
             let status = match (beyond, worse) {
                 _ if before == after => Status::Unchanged,
@@ -502,7 +464,7 @@ mod tests {
     fn classifies_moves_by_direction() {
         let row = |p99: f64, throughput: f64, arrivals: f64| {
             let mut values: BTreeMap<&'static str, Option<f64>> =
-                COMPARED.iter().map(|(c, _)| (*c, Some(1.0))).collect();
+                compared().map(|(c, _)| (c, Some(1.0))).collect();
             values.insert("wait_p99_ms", Some(p99));
             values.insert("throughput_per_s", Some(throughput));
             values.insert("arrivals", Some(arrivals));
@@ -580,7 +542,7 @@ mod tests {
     #[test]
     fn reordered_columns_read_the_same_and_a_repeated_column_is_refused() {
         let mut columns: Vec<&str> = vec!["hold.ms", "scenario", "policy", "shards"];
-        columns.extend(COMPARED.iter().map(|(c, _)| *c));
+        columns.extend(compared().map(|(c, _)| c));
         let cell = |c: &str| match c {
             "hold.ms" => "0.5".to_owned(),
             "scenario" => "s".to_owned(),
@@ -623,9 +585,8 @@ mod count_tests {
         )
         .unwrap();
         let summary = |backlog: f64| {
-            let values: BTreeMap<&'static str, Option<f64>> = COMPARED
-                .iter()
-                .map(|(c, _)| (*c, Some(if *c == "backlog_max" { backlog } else { 1.0 })))
+            let values: BTreeMap<&'static str, Option<f64>> = compared()
+                .map(|(c, _)| (c, Some(if c == "backlog_max" { backlog } else { 1.0 })))
                 .collect();
             Summary::from([((String::new(), 16, false), values)])
         };
@@ -636,9 +597,10 @@ mod count_tests {
 
     #[test]
     fn a_non_finite_baseline_value_is_bad_input() {
-        let header = COMPARED.map(|(c, _)| c).join(",");
-        let values = COMPARED
+        let header = compared().map(|(c, _)| c).collect::<Vec<_>>().join(",");
+        let values = compared()
             .map(|(c, _)| if c == "utilization" { "NaN" } else { "1" })
+            .collect::<Vec<_>>()
             .join(",");
         let text = format!("shards,{header}\n4,{values}\n");
         let err = parse_summary(Path::new("b.csv"), &text, &[])

@@ -11,214 +11,244 @@ use crate::stats::WaitSummary;
 use super::extended::{BatchSummary, ClientSummary};
 use super::summary::SummaryRow;
 
-/// One shard count's figures as `summary.csv` writes them, in column order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryRecord {
+/// How `shardsim check` judges a column of `summary.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Waits and backlogs: up is a regression.
+    LowerIsBetter,
+    /// Throughput: down is a regression.
+    HigherIsBetter,
+    /// The offered load and capacity: any move is a change of scenario or model.
+    Fixed,
+    /// Bookkeeping (names, the seed, interval bounds, counts behind other columns): not
+    /// compared.
+    Unchecked,
+}
+
+/// Defines [`SummaryRecord`] and, beside each column, how `shardsim check` judges it: one
+/// list, so a new column cannot be left out of the check by mistake.
+macro_rules! summary_columns {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty => $check:ident,)*) => {
+        /// One shard count's figures as `summary.csv` writes them, in column order.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        pub struct SummaryRecord {
+            $($(#[$doc])* pub $name: $ty,)*
+        }
+
+        impl SummaryRecord {
+            /// Every column, in order, with how `check` judges it.
+            pub const COLUMNS: &'static [(&'static str, Check)] =
+                &[$((stringify!($name), Check::$check),)*];
+        }
+    };
+}
+
+summary_columns! {
     /// The scenario's name.
-    pub scenario: String,
+    scenario: String => Unchecked,
     /// The slot-choice policy.
-    pub policy: String,
+    policy: String => Unchecked,
     /// Rows per key (adaptive: the rows a key starts with).
-    pub shards: u32,
+    shards: u32 => Unchecked,
     /// Updates that reached the rows in the measured period.
-    pub arrivals: u64,
+    arrivals: u64 => Fixed,
     /// Holds that finished in the measured period.
-    pub completed: u64,
+    completed: u64 => HigherIsBetter,
     /// The measured period, s.
-    pub duration_s: Option<f64>,
+    duration_s: Option<f64> => Fixed,
     /// Arrivals ÷ duration.
-    pub offered_per_s: Option<f64>,
+    offered_per_s: Option<f64> => Fixed,
     /// Completed ÷ duration.
-    pub throughput_per_s: Option<f64>,
+    throughput_per_s: Option<f64> => HigherIsBetter,
     /// Shards ÷ mean hold: one key's most increments a second (empty when unbounded).
-    pub ceiling_per_s: Option<f64>,
+    ceiling_per_s: Option<f64> => Fixed,
     /// The busiest key's offered rate ÷ ceiling (empty when undefined).
-    pub utilization: Option<f64>,
+    utilization: Option<f64> => Fixed,
     /// Mean wait for the row, ms (exact).
-    pub wait_mean_ms: Option<f64>,
+    wait_mean_ms: Option<f64> => LowerIsBetter,
     /// Median wait, ms.
-    pub wait_p50_ms: Option<f64>,
+    wait_p50_ms: Option<f64> => LowerIsBetter,
     /// 90th-percentile wait, ms.
-    pub wait_p90_ms: Option<f64>,
+    wait_p90_ms: Option<f64> => LowerIsBetter,
     /// 99th-percentile wait, ms.
-    pub wait_p99_ms: Option<f64>,
+    wait_p99_ms: Option<f64> => LowerIsBetter,
     /// 99.9th-percentile wait, ms.
-    pub wait_p999_ms: Option<f64>,
+    wait_p999_ms: Option<f64> => LowerIsBetter,
     /// Longest wait, ms (exact).
-    pub wait_max_ms: Option<f64>,
+    wait_max_ms: Option<f64> => LowerIsBetter,
     /// Most increments waiting at any instant.
-    pub backlog_max: u64,
+    backlog_max: u64 => LowerIsBetter,
     /// Increments still waiting at the end.
-    pub backlog_final: u64,
+    backlog_final: u64 => LowerIsBetter,
     /// The busiest key's peak offered rate (with retries, the load the rows see).
-    pub peak_offered_per_s: Option<f64>,
+    peak_offered_per_s: Option<f64> => Fixed,
     /// Peak offered ÷ ceiling.
-    pub peak_utilization: Option<f64>,
+    peak_utilization: Option<f64> => Fixed,
     /// Keys that received at least one increment.
-    pub keys_touched: u64,
+    keys_touched: u64 => Fixed,
     /// The seed used.
-    pub seed: u64,
+    seed: u64 => Unchecked,
     /// Replications behind each figure.
-    pub replications: u32,
+    replications: u32 => Unchecked,
     /// The warm-up left out of the statistics, s.
-    pub warmup_s: f64,
+    warmup_s: f64 => Unchecked,
     /// Lower end of the mean wait's 95% interval, ms (two or more replications).
-    pub wait_mean_ms_lo: Option<f64>,
+    wait_mean_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the mean wait's 95% interval, ms.
-    pub wait_mean_ms_hi: Option<f64>,
+    wait_mean_ms_hi: Option<f64> => Unchecked,
     /// Lower end of the median's interval, ms.
-    pub wait_p50_ms_lo: Option<f64>,
+    wait_p50_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the median's interval, ms.
-    pub wait_p50_ms_hi: Option<f64>,
+    wait_p50_ms_hi: Option<f64> => Unchecked,
     /// Lower end of the p90's interval, ms.
-    pub wait_p90_ms_lo: Option<f64>,
+    wait_p90_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the p90's interval, ms.
-    pub wait_p90_ms_hi: Option<f64>,
+    wait_p90_ms_hi: Option<f64> => Unchecked,
     /// Lower end of the p99's interval, ms.
-    pub wait_p99_ms_lo: Option<f64>,
+    wait_p99_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the p99's interval, ms.
-    pub wait_p99_ms_hi: Option<f64>,
+    wait_p99_ms_hi: Option<f64> => Unchecked,
     /// Lower end of the p99.9's interval, ms.
-    pub wait_p999_ms_lo: Option<f64>,
+    wait_p999_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the p99.9's interval, ms.
-    pub wait_p999_ms_hi: Option<f64>,
+    wait_p999_ms_hi: Option<f64> => Unchecked,
     /// Lower end of the maximum's interval, ms.
-    pub wait_max_ms_lo: Option<f64>,
+    wait_max_ms_lo: Option<f64> => Unchecked,
     /// Upper end of the maximum's interval, ms.
-    pub wait_max_ms_hi: Option<f64>,
+    wait_max_ms_hi: Option<f64> => Unchecked,
     /// Original likes (clients or app servers).
-    pub likes: Option<f64>,
+    likes: Option<f64> => Unchecked,
     /// Original likes per second.
-    pub likes_per_s: Option<f64>,
+    likes_per_s: Option<f64> => Unchecked,
     /// Attempts, retries included.
-    pub attempts: Option<f64>,
+    attempts: Option<f64> => Unchecked,
     /// Attempts per second.
-    pub attempts_per_s: Option<f64>,
+    attempts_per_s: Option<f64> => Unchecked,
     /// Attempts per like.
-    pub amplification: Option<f64>,
+    amplification: Option<f64> => LowerIsBetter,
     /// Attempts that waited past the timeout.
-    pub timeouts: Option<f64>,
+    timeouts: Option<f64> => Unchecked,
     /// Likes that failed after their last retry.
-    pub user_failures: Option<f64>,
+    user_failures: Option<f64> => LowerIsBetter,
     /// Likes that succeeded.
-    pub succeeded: Option<f64>,
+    succeeded: Option<f64> => Unchecked,
     /// Likes still pending at the end.
-    pub pending_likes: Option<f64>,
+    pending_likes: Option<f64> => Unchecked,
     /// Runs of a like beyond its first.
-    pub duplicates: Option<f64>,
+    duplicates: Option<f64> => Unchecked,
     /// Final count minus the likes that ran.
-    pub count_drift: Option<f64>,
+    count_drift: Option<f64> => LowerIsBetter,
     /// Successful likes per second.
-    pub goodput_per_s: Option<f64>,
+    goodput_per_s: Option<f64> => HigherIsBetter,
     /// Flush updates reaching the database.
-    pub db_writes: Option<f64>,
+    db_writes: Option<f64> => Fixed,
     /// Flush updates per second.
-    pub db_writes_per_s: Option<f64>,
+    db_writes_per_s: Option<f64> => Unchecked,
     /// Likes lost in crashes.
-    pub lost_likes: Option<f64>,
+    lost_likes: Option<f64> => LowerIsBetter,
     /// Likes held unflushed in app-server memory, time-averaged.
-    pub at_risk_mean: Option<f64>,
+    at_risk_mean: Option<f64> => Unchecked,
     /// Most likes held unflushed at once.
-    pub at_risk_max: Option<f64>,
+    at_risk_max: Option<f64> => Unchecked,
     /// Median delay from a like to the commit that counted it, ms.
-    pub count_delay_p50_ms: Option<f64>,
+    count_delay_p50_ms: Option<f64> => Unchecked,
     /// 99th-percentile count delay, ms.
-    pub count_delay_p99_ms: Option<f64>,
+    count_delay_p99_ms: Option<f64> => LowerIsBetter,
     /// Longest count delay, ms.
-    pub count_delay_max_ms: Option<f64>,
+    count_delay_max_ms: Option<f64> => Unchecked,
     /// Likes' p99 wait for a pool connection, ms.
-    pub like_connection_wait_p99_ms: Option<f64>,
+    like_connection_wait_p99_ms: Option<f64> => LowerIsBetter,
     /// Neighbour requests' mean wait for a connection, ms.
-    pub neighbour_wait_mean_ms: Option<f64>,
+    neighbour_wait_mean_ms: Option<f64> => Unchecked,
     /// Neighbour requests' p99 wait for a connection, ms.
-    pub neighbour_wait_p99_ms: Option<f64>,
+    neighbour_wait_p99_ms: Option<f64> => LowerIsBetter,
     /// The busiest key's share of the arrivals.
-    pub hot_key_share: Option<f64>,
+    hot_key_share: Option<f64> => Unchecked,
     /// `static`, or `adaptive` for the adaptive run.
-    pub mode: &'static str,
+    mode: &'static str => Unchecked,
     /// Rows over all keys at the end.
-    pub rows_total: u64,
+    rows_total: u64 => Unchecked,
     /// The most rows on one key at the end.
-    pub max_key_rows: u32,
+    max_key_rows: u32 => Unchecked,
     /// Read requests per second.
-    pub read_requests_per_s: Option<f64>,
+    read_requests_per_s: Option<f64> => Unchecked,
     /// Rows read per second.
-    pub rows_read_per_s: Option<f64>,
+    rows_read_per_s: Option<f64> => Unchecked,
     /// Rows read per key read.
-    pub rows_per_read: Option<f64>,
+    rows_per_read: Option<f64> => Unchecked,
     /// Share of key reads answered from the cache.
-    pub cache_hit_ratio: Option<f64>,
+    cache_hit_ratio: Option<f64> => Unchecked,
     /// Mean age of the shown count, ms.
-    pub staleness_mean_ms: Option<f64>,
+    staleness_mean_ms: Option<f64> => Unchecked,
     /// 99th-percentile age of the shown count, ms.
-    pub staleness_p99_ms: Option<f64>,
+    staleness_p99_ms: Option<f64> => Unchecked,
     /// Mean likes the shown count trailed by.
-    pub staleness_likes_mean: Option<f64>,
+    staleness_likes_mean: Option<f64> => Unchecked,
     /// 99th-percentile likes the shown count trailed by.
-    pub staleness_likes_p99: Option<f64>,
+    staleness_likes_p99: Option<f64> => Unchecked,
     /// Locking reads' p99 wait for the rows, ms.
-    pub read_lock_wait_p99_ms: Option<f64>,
+    read_lock_wait_p99_ms: Option<f64> => Unchecked,
     /// When the shard count was stopped as saturated, s (empty when it never was).
-    pub saturated_at_s: Option<f64>,
+    saturated_at_s: Option<f64> => Unchecked,
     /// Mean response time, send → commit acknowledged as the client sees it, ms (closed loops,
     /// and open arrivals on a machine).
-    pub response_mean_ms: Option<f64>,
+    response_mean_ms: Option<f64> => LowerIsBetter,
     /// Closed loop: median response time, ms.
-    pub response_p50_ms: Option<f64>,
+    response_p50_ms: Option<f64> => Unchecked,
     /// Closed loop: 99th-percentile response time, ms.
-    pub response_p99_ms: Option<f64>,
+    response_p99_ms: Option<f64> => LowerIsBetter,
     /// Closed loop: 99.9th-percentile response time, ms.
-    pub response_p999_ms: Option<f64>,
+    response_p999_ms: Option<f64> => Unchecked,
     /// Closed loop: the clients.
-    pub clients: Option<u32>,
+    clients: Option<u32> => Unchecked,
     /// `[machine]`: the cores' busy fraction.
-    pub cpu_utilization: Option<f64>,
+    cpu_utilization: Option<f64> => LowerIsBetter,
     /// `[wal]`: flushes per commit.
-    pub fsyncs_per_commit: Option<f64>,
+    fsyncs_per_commit: Option<f64> => LowerIsBetter,
     /// With a machine: what limits the shard count (row, cpu, wal or clients).
-    pub bottleneck: Option<&'static str>,
+    bottleneck: Option<&'static str> => Unchecked,
     /// Time in windows whose offered rate exceeded the ceiling, s.
-    pub overloaded_s: Option<f64>,
+    overloaded_s: Option<f64> => Unchecked,
     /// Start of the first window whose p99 wait passed the `[slo]` p99 target, s.
-    pub first_slo_breach_s: Option<f64>,
+    first_slo_breach_s: Option<f64> => Unchecked,
     /// From the end of the last overloaded window until the backlog is below 1% of its
     /// largest, s (empty when never overloaded or never drained).
-    pub drain_s: Option<f64>,
+    drain_s: Option<f64> => Unchecked,
     /// The backlog's slope while overloaded, increments per second.
-    pub backlog_growth_per_s: Option<f64>,
+    backlog_growth_per_s: Option<f64> => Unchecked,
     /// `skip-locked`: rows tried per update.
-    pub tries_per_update: Option<f64>,
+    tries_per_update: Option<f64> => Unchecked,
     /// `[likes_table]`: likes stored in the likes table.
-    pub likes_stored: Option<f64>,
+    likes_stored: Option<f64> => Unchecked,
     /// `[likes_table]`: increments committed for a stored like.
-    pub likes_counted: Option<f64>,
+    likes_counted: Option<f64> => Unchecked,
     /// `[likes_table]`: attempts the primary key rejected (double taps, retries of a stored
     /// like).
-    pub repeats_rejected: Option<f64>,
+    repeats_rejected: Option<f64> => Fixed,
     /// `[likes_table]`: attempts that failed between the insert and the increment.
-    pub crashed_likes: Option<f64>,
+    crashed_likes: Option<f64> => Unchecked,
     /// `[likes_table]`: attempts their client cancelled before they committed.
-    pub withdrawn_likes: Option<f64>,
+    withdrawn_likes: Option<f64> => Unchecked,
     /// `[likes_table]`: median wait for the partition's insert path, ms.
-    pub insert_wait_p50_ms: Option<f64>,
+    insert_wait_p50_ms: Option<f64> => Unchecked,
     /// `[likes_table]`: 99th-percentile wait for the insert path, ms.
-    pub insert_wait_p99_ms: Option<f64>,
+    insert_wait_p99_ms: Option<f64> => LowerIsBetter,
     /// `[likes_table]`: 99.9th-percentile wait for the insert path, ms.
-    pub insert_wait_p999_ms: Option<f64>,
+    insert_wait_p999_ms: Option<f64> => Unchecked,
     /// `[likes_table]`: the busiest partition's share of the inserts.
-    pub hot_partition_share: Option<f64>,
+    hot_partition_share: Option<f64> => Unchecked,
     /// `[likes_table]`: the busiest partition's busy fraction.
-    pub hot_partition_utilization: Option<f64>,
+    hot_partition_utilization: Option<f64> => LowerIsBetter,
     /// `[likes_table]`: median like latency end to end (send → answer), ms.
-    pub like_latency_p50_ms: Option<f64>,
+    like_latency_p50_ms: Option<f64> => Unchecked,
     /// `[likes_table]`: 99th-percentile like latency end to end, ms.
-    pub like_latency_p99_ms: Option<f64>,
+    like_latency_p99_ms: Option<f64> => LowerIsBetter,
     /// `[likes_table]`: stored likes the count misses for good at the end.
-    pub drift_final: Option<f64>,
+    drift_final: Option<f64> => Unchecked,
     /// `[likes_table]`: the most such likes at any instant.
-    pub drift_max: Option<f64>,
+    drift_max: Option<f64> => LowerIsBetter,
     /// `[likes_table]`: likes `[reconcile]` added back.
-    pub reconciled_likes: Option<f64>,
+    reconciled_likes: Option<f64> => Unchecked,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
