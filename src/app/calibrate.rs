@@ -1,0 +1,151 @@
+//! `shardsim calibrate` and `shardsim validate`: fit the model to a real database, and
+//! compare its predictions with that database's measurements.
+
+use super::*;
+
+/// `shardsim calibrate`: measure, fit, write the calibration and print measured against fitted.
+pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
+    use crate::calibrate::{self, Design, conn::Target};
+    let target = Target::parse(&args.db)?;
+    // A server that cannot be used fails before anything is written.
+    drop(target.connect()?);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("output").join("calibration"));
+    let staging = Staging::prepare(&out)?;
+    let mut clients = args.clients.clone();
+    clients.sort_unstable();
+    clients.dedup();
+    let design = Design {
+        clients,
+        max_rows: args.max_rows,
+        duration_s: args.duration_s,
+        // A machine of more cores than a scenario may have is calibrated as the most it may.
+        cores: args.cores.unwrap_or_else(|| {
+            let most = crate::scenario::MAX_CORES;
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(most as usize) as u32)
+        }),
+    };
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(&format!(
+        "calibrating {}: {}",
+        target.shown(),
+        design.describe()
+    ));
+    let calibration = calibrate::calibrate(&target, &design, &|step| say(step))?;
+    let write = |name: &str, bytes: &[u8]| {
+        staging
+            .write(name, bytes)
+            .map_err(|err| IoFailure::new(&staging.path(name), err))
+    };
+    write("calibration.toml", calibration.toml().as_bytes())?;
+    write("calibration.csv", &calibration.csv())?;
+    let chart = chart::calibration_chart(&calibration).map_err(anyhow::Error::msg)?;
+    write("calibration.svg", chart.svg.as_bytes())?;
+    write("calibration.png", &chart.png)?;
+    staging.commit()?;
+    if args.quiet {
+        for warning in calibration.warnings() {
+            eprintln!("warning: {warning}");
+        }
+    } else {
+        crate::stdout::print(terminal::calibration_table(&calibration))?;
+        crate::stdout::print(format!("wrote {}\n", out.display()))?;
+    }
+    Ok(())
+}
+
+/// `shardsim validate`: measure and predict every point, write them, exit 1 on a miss.
+pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
+    use crate::calibrate::{conn::Target, validate};
+    let target = Target::parse(&args.db)?;
+    if !args.calibration.is_file() {
+        return Err(InputError::flag(
+            "--calibration",
+            format!(
+                "{}: no such file (write one with shardsim calibrate)",
+                args.calibration.display()
+            ),
+        )
+        .into());
+    }
+    validate::check_calibration(&args.calibration)?;
+    drop(target.connect()?);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("output").join("validation"));
+    let staging = Staging::prepare(&out)?;
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(&format!(
+        "validating {} against {}: {} points of {} s (+1 s warm-up), {} times each",
+        args.calibration.display(),
+        target.shown(),
+        validate::POINTS,
+        args.duration_s,
+        args.repeats
+    ));
+    if let Some(notice) = crate::calibrate::host::scheduling_notice(&target)? {
+        say(notice);
+    }
+    // An unreadable calibration is reported, as bad input, where validate reads it.
+    let calibration_text = crate::input::read_text(
+        &args.calibration,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the calibration",
+    )
+    .unwrap_or_default();
+    for warning in validate::calibration_warnings(&calibration_text) {
+        eprintln!("warning: {warning}");
+    }
+    let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
+    let bar = crate::progress::StepBar::new(steps, args.quiet);
+    let validation = validate::validate(
+        &target,
+        &args.calibration,
+        args.duration_s,
+        args.repeats,
+        &|s| bar.step(s),
+    );
+    bar.finish();
+    let validation = validation?;
+    let tolerance = validate::Tolerance {
+        tps_rel: args.tps_rel,
+        p99_rel: args.p99_rel,
+    };
+    let write = |name: &str, bytes: &[u8]| {
+        staging
+            .write(name, bytes)
+            .map_err(|err| IoFailure::new(&staging.path(name), err))
+    };
+    write("validation.csv", &validation.csv(&tolerance))?;
+    let chart = chart::validation_chart(&validation, args.p99_rel).map_err(anyhow::Error::msg)?;
+    write("validation.svg", chart.svg.as_bytes())?;
+    write("validation.png", &chart.png)?;
+    staging.commit()?;
+    if !args.quiet {
+        crate::stdout::print(terminal::validation_table(&validation, &tolerance))?;
+        crate::stdout::print(format!("wrote {}\n", out.display()))?;
+    }
+    let misses = validation.misses(&tolerance);
+    if misses.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed(format!(
+            "{} of {} points outside the tolerance: {}",
+            misses.len(),
+            validation.points.len(),
+            misses.join("; ")
+        ))
+        .into())
+    }
+}

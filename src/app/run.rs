@@ -1,0 +1,303 @@
+//! `shardsim run` (one scenario, a grid or a slice of one) and `shardsim merge`: simulate,
+//! write the artefacts, print the summary.
+
+use super::*;
+
+/// Traces up to this size are copied into the output folder so that it reproduces the run
+/// alone; larger ones are referred to by absolute path.
+pub(super) const MAX_TRACE_COPY_BYTES: u64 = 64 << 20;
+
+pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
+    let overrides = overrides(args.shards.as_ref(), &args.flags)?;
+    let partition = args
+        .partition
+        .as_deref()
+        .map(|text| Partition::parse(text, &|name| std::env::var(name).ok()))
+        .transpose()?;
+    let mut grid = Scenario::load_grid(&args.scenario, &overrides)?;
+    if grid.is_sweep() {
+        return run_grid(args, grid, partition, &overrides);
+    }
+    if partition.is_some() {
+        return Err(InputError::flag(
+            "--partition",
+            "splits the configurations of a [sweep]; this scenario has one configuration",
+        )
+        .into());
+    }
+    let mut scenario = grid.configurations.remove(0).scenario;
+    admit(&mut scenario, &args.flags)?;
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("output").join(&scenario.name));
+    let staging = Staging::prepare(&out_dir)?;
+    let pool = thread_pool(&args.flags)?;
+    let bars = ProgressBars::new(
+        &scenario,
+        !args.flags.quiet && std::io::stderr().is_terminal(),
+    );
+    let simulated = pool.install(|| simulate(&scenario, &staging, args.events, &bars));
+    bars.finish();
+    let simulated = simulated?;
+    write_outputs(&scenario, &staging, &simulated)
+        .map_err(|err| IoFailure::new(&out_dir, format!("cannot write the results: {err:#}")))?;
+    staging.commit()?;
+    let rows = &simulated.rows;
+    let out = out_dir.display().to_string();
+    match output_format(args.format, args.flags.quiet) {
+        Some(Format::Json) => crate::stdout::print(json::render(&scenario, rows, &out))?,
+        Some(Format::Table) => {
+            crate::stdout::print(terminal::render(&scenario, rows, colour(&args.flags)))?;
+            if scenario.regions.is_some() {
+                crate::stdout::print(report::regions::render(
+                    &scenario.variants(),
+                    &simulated.regions,
+                ))?;
+            }
+            crate::stdout::print(format!("wrote {out}\n"))?;
+        }
+        None => {}
+    }
+    let groups = by_policy(&scenario, rows);
+    let none_meets = groups
+        .iter()
+        .all(|g| g.recommendation.meets_target.is_none());
+    if scenario.slo.is_set() && none_meets && !args.no_fail {
+        return Err(Failed(format!(
+            "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
+             {}, or pass --no-fail to only report",
+            describe_slo(&scenario.slo),
+            report::summary::remedy(rows)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs a `[sweep]` grid (or the partition's slice of it).
+pub(super) fn run_grid(
+    args: &RunArgs,
+    mut grid: Grid,
+    partition: Option<Partition>,
+    overrides: &Overrides,
+) -> anyhow::Result<()> {
+    if args.events {
+        return Err(InputError::flag(
+            "--events",
+            "a sweep writes no events.csv; run one configuration as its own scenario for them",
+        )
+        .into());
+    }
+    for configuration in &mut grid.configurations {
+        admit(&mut configuration.scenario, &args.flags)?;
+    }
+    // A slice's work: its share of each configuration's replications.
+    let units = crate::partition::units(&grid);
+    let held: Vec<budget::Estimate> = grid
+        .configurations
+        .iter()
+        .filter_map(|c| {
+            let reps = units
+                .iter()
+                .enumerate()
+                .filter(|(u, (config, _))| {
+                    *config == c.index && partition.is_none_or(|p| p.holds(*u))
+                })
+                .count();
+            let mut estimate = budget::estimate(&c.scenario, threads(&args.flags));
+            estimate.requests *= reps as f64 / f64::from(c.scenario.replications);
+            (reps > 0).then_some(estimate)
+        })
+        .collect();
+    budget::admit_grid(
+        &args.scenario,
+        &held,
+        threads(&args.flags),
+        args.flags.max_memory.unwrap_or_else(budget::default_budget),
+    )?;
+    let text = crate::input::read_text(
+        &args.scenario,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the scenario",
+    )?;
+    let name = grid.configurations[0].scenario.name.clone();
+    let out_dir = args.out.clone().unwrap_or_else(|| match partition {
+        Some(p) => Path::new("output").join(format!("{name}-slice-{}-of-{}", p.slice, p.slices)),
+        None => Path::new("output").join(&name),
+    });
+    if matches!(args.format, Some(Format::Json)) {
+        return Err(InputError::flag(
+            "--format",
+            "a sweep prints its grid as a table; its results are in sweep.csv and summary.csv",
+        )
+        .into());
+    }
+    let run = crate::grid::GridRun {
+        path: &args.scenario,
+        text: &text,
+        overrides,
+        partition,
+        out_dir: &out_dir,
+        print: output_format(args.format, args.flags.quiet).is_some(),
+        no_fail: args.no_fail,
+    };
+    let pool = thread_pool(&args.flags)?;
+    pool.install(|| crate::grid::run(&grid, &run))
+}
+
+pub(super) fn merge_slices(args: &MergeArgs) -> anyhow::Result<()> {
+    crate::grid::merge(&args.parts, &args.out, !args.quiet)
+}
+
+/// Runs every replication, streaming the first one's `events.csv` into the staging folder when
+/// asked.
+pub(super) fn simulate(
+    scenario: &Scenario,
+    staging: &Staging,
+    with_events: bool,
+    progress: &dyn SweepProgress,
+) -> anyhow::Result<Simulated> {
+    let mut regions = Vec::new();
+    let runs = if let Some(plan) = &scenario.regions {
+        if with_events {
+            return Err(InputError::flag(
+                "--events",
+                "is not written with [regions] yet; leave out --events (regions.csv has each region's figures)",
+            )
+            .into());
+        }
+        let observers = scenario
+            .variants()
+            .iter()
+            .map(|_| {
+                crate::model::regions::RegionObserver::new(
+                    std::sync::Arc::clone(plan),
+                    scenario.horizon,
+                    scenario.replication_seed(0),
+                    scenario.pipeline,
+                )
+            })
+            .collect();
+        let (runs, observers) = sweep::run_replications(scenario, observers, progress)?;
+        regions = observers.into_iter().map(|o| o.finish()).collect();
+        runs
+    } else if with_events {
+        let variants = scenario.variants();
+        let parts: Vec<PathBuf> = variants
+            .iter()
+            .enumerate()
+            .map(|(index, variant)| {
+                staging.path(&format!("events-{index}-{}.part", variant.label()))
+            })
+            .collect();
+        let observers = variants
+            .iter()
+            .zip(&parts)
+            .map(|(variant, part)| {
+                EventLog::create(part, scenario, variant.policy, &variant.label())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .context("cannot create events.csv")?;
+        let (runs, logs) = sweep::run_replications(scenario, observers, progress)?;
+        for log in logs {
+            log.close().context("cannot write events.csv")?;
+        }
+        events::merge_parts(
+            &staging.path("events.csv"),
+            &parts,
+            scenario.compares_policies(),
+        )
+        .context("cannot write events.csv")?;
+        runs
+    } else {
+        sweep::run_replications(
+            scenario,
+            vec![NoEvents; scenario.variants().len()],
+            progress,
+        )?
+        .0
+    };
+    let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    Ok(Simulated {
+        runs,
+        rows,
+        regions,
+    })
+}
+
+pub(super) fn write_outputs(
+    scenario: &Scenario,
+    staging: &Staging,
+    simulated: &Simulated,
+) -> anyhow::Result<()> {
+    let rows = &simulated.rows;
+    let first: Vec<ShardRun> = simulated.runs.iter().map(|reps| reps[0].clone()).collect();
+    staging.write("summary.csv", &summary_csv(scenario, rows))?;
+    staging.write("timeseries.csv", &csv::timeseries_csv(scenario, &first))?;
+    if scenario.features.pool.is_some() {
+        staging.write("neighbours.csv", &csv::neighbours_csv(rows))?;
+    }
+    if scenario.key_count() > 1 {
+        staging.write("keys.csv", &csv::keys_csv(scenario, rows, &first))?;
+    }
+    if scenario.adaptive.is_some() {
+        staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
+    }
+    if scenario.regions.is_some() {
+        let csv = report::regions::regions_csv(&scenario.variants(), &simulated.regions);
+        staging.write("regions.csv", &csv)?;
+    }
+    let recommended: Vec<_> = by_policy(scenario, rows)
+        .iter()
+        .map(|g| (g.policy, g.recommendation.shards()))
+        .collect();
+    let charts =
+        chart::render_all(scenario, rows, &first, &recommended).map_err(anyhow::Error::msg)?;
+    for chart in &charts {
+        staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
+        staging.write(&format!("{}.png", chart.name), &chart.png)?;
+    }
+    let more: Vec<_> = scenario
+        .regions
+        .iter()
+        .map(|_| report::regions::table(&scenario.variants(), &simulated.regions))
+        .collect();
+    let page = html::render(scenario, rows, &charts, &more);
+    staging.write("report.html", page.as_bytes())?;
+    let mut resolved = scenario.resolved.clone();
+    if let ArrivalPlan::Trace(info) = &scenario.arrivals {
+        let trace = resolved.arrivals.get_or_insert_with(Default::default);
+        trace.trace = Some(place_trace(&info.path, staging)?);
+    }
+    let toml = toml::to_string(&resolved).context("cannot render scenario.toml")?;
+    let mut header = format!(
+        "# The scenario as resolved by shardsim {} from {}: defaults filled in, the seed used.\n\
+         # `shardsim run scenario.toml` in this folder repeats the run.\n",
+        env!("CARGO_PKG_VERSION"),
+        scenario.path.display()
+    );
+    if !scenario.calibration_kept.is_empty() {
+        header.push_str(&format!(
+            "# The scenario's own values were used over its calibration's for: {}.\n",
+            scenario.calibration_kept.join(", ")
+        ));
+    }
+    header.push('\n');
+    staging.write("scenario.toml", format!("{header}{toml}").as_bytes())?;
+    Ok(())
+}
+
+/// Copies a small trace next to `scenario.toml` (returning its file name), or returns a large
+/// one's absolute path.
+pub(super) fn place_trace(trace: &Path, staging: &Staging) -> anyhow::Result<String> {
+    let size = std::fs::metadata(trace)?.len();
+    if size <= MAX_TRACE_COPY_BYTES {
+        let name = trace
+            .file_name()
+            .map_or_else(|| "trace.csv".into(), |n| n.to_string_lossy().into_owned());
+        std::fs::copy(trace, staging.path(&name))?;
+        return Ok(name);
+    }
+    Ok(std::fs::canonicalize(trace)?.display().to_string())
+}
