@@ -22,6 +22,8 @@ pub struct Calendar<E> {
     lanes: [VecDeque<Entry<E>>; LANES],
     heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
+    /// The earliest event's (time, place) and where it is kept.
+    front: Option<((SimTime, u64), Source)>,
 }
 
 #[derive(Debug)]
@@ -52,6 +54,7 @@ impl<E> Calendar<E> {
             lanes: std::array::from_fn(|_| VecDeque::new()),
             heap: BinaryHeap::new(),
             next_seq: 0,
+            front: None,
         }
     }
 
@@ -82,18 +85,29 @@ impl<E> Calendar<E> {
     #[inline(always)]
     fn push(&mut self, entry: Entry<E>) {
         let key = entry.key();
-        for lane in &mut self.lanes {
+        let source = self.place(entry);
+        if self.front.is_none_or(|(front, _)| key < front) {
+            self.front = Some((key, source));
+        }
+    }
+
+    /// Puts `entry` at the back of the first lane it does not precede, or in the heap.
+    #[inline(always)]
+    fn place(&mut self, entry: Entry<E>) -> Source {
+        let key = entry.key();
+        for (index, lane) in self.lanes.iter_mut().enumerate() {
             if lane.back().is_none_or(|last| last.key() <= key) {
                 lane.push_back(entry);
-                return;
+                return Source::Lane(index);
             }
         }
         self.heap.push(entry);
+        Source::Heap
     }
 
-    /// Where the earliest event is, if any.
+    /// The earliest event's key and where it is kept, found anew.
     #[inline(always)]
-    fn earliest(&self) -> Option<(Source, SimTime)> {
+    fn find_front(&self) -> Option<((SimTime, u64), Source)> {
         let mut best: Option<((SimTime, u64), Source)> =
             self.heap.peek().map(|top| (top.key(), Source::Heap));
         for (index, lane) in self.lanes.iter().enumerate() {
@@ -103,24 +117,25 @@ impl<E> Calendar<E> {
                 best = Some((front.key(), Source::Lane(index)));
             }
         }
-        best.map(|((time, _), source)| (source, time))
+        best
     }
 
     /// Removes and returns the next event with its time and its place in the scheduling order.
     #[inline]
     pub fn pop_entry(&mut self) -> Option<(SimTime, u64, E)> {
-        let (source, _) = self.earliest()?;
+        let (_, source) = self.front?;
         let entry = match source {
             Source::Lane(index) => self.lanes[index].pop_front(),
             Source::Heap => self.heap.pop(),
         }?;
+        self.front = self.find_front();
         Some((entry.time, entry.seq, entry.event))
     }
 
     /// The time of the next event, if any.
-    #[inline]
+    #[inline(always)]
     pub fn next_time(&self) -> Option<SimTime> {
-        self.earliest().map(|(_, time)| time)
+        self.front.map(|((time, _), _)| time)
     }
 
     /// Removes and returns the next event with its time.
@@ -136,7 +151,7 @@ impl<E> Calendar<E> {
 
     /// Whether no event is pending.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.front.is_none()
     }
 }
 

@@ -245,6 +245,9 @@ pub struct Pipeline<O: Observer = NoEvents> {
     series: WindowSeries,
     waits: WaitStats,
     responses: WaitStats,
+    /// Whether anyone reads the response times: a machine's or a likes table's figures, or
+    /// a closed loop's clients (without them, the responses are the waits plus the holds).
+    records_responses: bool,
     keys: Option<Box<KeyTracker>>,
     observer: O,
     cpu_draws: SimRng,
@@ -309,6 +312,7 @@ impl<O: Observer> Pipeline<O> {
             series: WindowSeries::with_late_waits(config.window, config.window_count),
             waits: WaitStats::new(),
             responses: WaitStats::new(),
+            records_responses: !machine.is_empty() || config.likes.is_some(),
             keys: (config.hot_keys > 0).then(|| Box::new(KeyTracker::new())),
             observer,
             cpu_draws: stream_rng(config.seed, Stream::Cpu),
@@ -397,6 +401,7 @@ impl<O: Observer> Pipeline<O> {
         keys: Option<Zipf<f64>>,
         seed: u64,
     ) {
+        self.records_responses = true;
         self.clients = Some(Clients {
             count: closed.clients,
             think: closed.think.clone(),
@@ -474,7 +479,7 @@ impl<O: Observer> Pipeline<O> {
             clients: clients.count,
             responses: std::mem::take(&mut self.responses),
         });
-        figures.responses = closed.is_none().then_some(self.responses);
+        figures.responses = (closed.is_none() && self.records_responses).then_some(self.responses);
         let run = ShardRun {
             policy: self.config.policy,
             shards: self.config.shards,
@@ -933,7 +938,11 @@ impl<O: Observer> Pipeline<O> {
             self.release_connection();
         }
         let answered = self.now.saturating_add(job.overhead);
-        if job.arrival.at >= self.config.measure_from && !job.timed_out && job.client_waits() {
+        if self.records_responses
+            && job.arrival.at >= self.config.measure_from
+            && !job.timed_out
+            && job.client_waits()
+        {
             self.responses.record(answered - job.arrival.at);
         }
         if job.client != NONE {
