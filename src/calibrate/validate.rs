@@ -151,8 +151,8 @@ impl Point {
         if self.measured_stable != self.predicted_stable {
             return Some(format!(
                 "measured {}, predicted {}",
-                verdict(self.measured_stable),
-                self.predicted_verdict()
+                stability(self.measured_stable),
+                self.predicted_stability()
             ));
         }
         if self.tps_error().abs() > tolerance.tps_rel {
@@ -198,13 +198,13 @@ impl Point {
         (low as u64, high as u64)
     }
 
-    /// The predicted verdict: `stable`, `collapsed`, or `metastable` (keeps up from empty,
+    /// The predicted stability: `stable`, `collapsed`, or `metastable` (keeps up from empty,
     /// never drains a full backlog).
-    pub fn predicted_verdict(&self) -> &'static str {
+    pub fn predicted_stability(&self) -> &'static str {
         if self.predicted_metastable {
             "metastable"
         } else {
-            verdict(self.predicted_stable)
+            stability(self.predicted_stable)
         }
     }
 
@@ -256,7 +256,7 @@ fn spread((low, high): (f64, f64)) -> f64 {
 }
 
 /// `stable` or `collapsed`.
-pub fn verdict(stable: bool) -> &'static str {
+pub fn stability(stable: bool) -> &'static str {
     if stable { "stable" } else { "collapsed" }
 }
 
@@ -618,8 +618,8 @@ impl Validation {
                 point
                     .p99_error()
                     .map_or(String::new(), |e| format!("{e:.4}")),
-                verdict(point.measured_stable).into(),
-                point.predicted_verdict().into(),
+                stability(point.measured_stable).into(),
+                point.predicted_stability().into(),
                 point.miss(tolerance).is_none().to_string(),
                 point.repeats.len().to_string(),
                 format!("{:.1}", point.tps_range().0),
@@ -811,7 +811,7 @@ mod tests {
         }
         let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
         // Dots: three that kept up on the throughput panel, the two the tolerance judges on
-        // the p99 panel, and the legend's; rings: the verdict that differs and the legend's.
+        // the p99 panel, and the legend's; rings: the stability that differs and the legend's.
         assert_eq!(count("7"), 3 + 2 + 1);
         assert_eq!(count("13"), 1 + 1);
         let none_kept_up = vec![point(
@@ -1038,7 +1038,7 @@ mod tests {
             ..open_load()
         };
         let point = point(load, vec![repeat(2_000.0, 500, false)], one_row);
-        assert_eq!(point.predicted_verdict(), "metastable");
+        assert_eq!(point.predicted_stability(), "metastable");
         assert_eq!(
             point.miss(&Tolerance {
                 tps_rel: 1.0,

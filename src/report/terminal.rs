@@ -406,7 +406,7 @@ pub fn validation_table(
     validation: &crate::calibrate::validate::Validation,
     tolerance: &crate::calibrate::validate::Tolerance,
 ) -> String {
-    use crate::calibrate::validate::{Point, verdict};
+    use crate::calibrate::validate::{Point, stability};
     let mut out = format!(
         "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
          measured: {}, p99 also their range\n\
@@ -443,8 +443,8 @@ pub fn validation_table(
             d(point.predicted.p99_ns),
             d(point.measured.p50_ns),
             d(point.predicted.p50_ns),
-            verdict(point.measured_stable),
-            point.predicted_verdict(),
+            stability(point.measured_stable),
+            point.predicted_stability(),
             if point.miss(tolerance).is_none() {
                 "yes"
             } else {

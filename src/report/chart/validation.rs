@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// The ring around a validation point whose verdict the model got wrong.
+/// The ring around a validation point whose stability (stable or collapsed) the model got wrong.
 const WRONG: RGBColor = RGBColor(214, 39, 40);
 
 /// The validation chart: predicted against measured throughput for every point, and the p99
@@ -54,7 +54,7 @@ impl ValidationFigure<'_> {
         );
         legend.add("the repeats' range", Mark::Line(PALETTE[7]));
         legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
-        legend.add("the model's verdict differs", Mark::Ring(WRONG));
+        legend.add("the model's stability differs", Mark::Ring(WRONG));
         legend.add(
             format!("p99 within ±{:.0}% (the tolerance)", 100.0 * self.p99_rel),
             Mark::Fill(TOLERANCE_BAND.to_rgba()),
@@ -83,7 +83,7 @@ impl ValidationFigure<'_> {
     }
 
     /// Throughput, linear axes: a dot where the database kept up, a cross where it fell
-    /// behind, a ring where the model's verdict differs.
+    /// behind, a ring where the model's stability differs.
     fn draw_throughput<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         let points = &self.validation.points;
         let top = points
