@@ -4,7 +4,7 @@
 
 use crate::model::ShardRun;
 use crate::report::SummaryRow;
-use crate::report::units::{self, quantity};
+use crate::report::units::{self, count, duration as ms, quantity, quantity as compact};
 use crate::scenario::Scenario;
 use crate::stats::{WaitStats, WaitSummary};
 
@@ -242,84 +242,120 @@ pub struct Table {
 }
 
 /// The tables of the behaviours the scenario has (none without them).
-pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
-    use crate::report::units::{count, duration as ms, quantity as compact};
-    let mut tables = Vec::new();
-    if rows.iter().any(|row| row.adaptive || row.keys_touched > 1) {
-        tables.push(Table {
-            title: "rows created".into(),
-            header: ["shards", "keys touched", "rows", "most rows on one key"]
-                .map(String::from)
-                .to_vec(),
-            rows: rows
-                .iter()
-                .map(|row| {
-                    vec![
-                        row.label(),
-                        count(row.keys_touched as u64),
-                        count(row.rows_total),
-                        count(u64::from(row.max_key_rows)),
-                    ]
-                })
-                .collect(),
-        });
+pub fn extended_tables(rows: &[SummaryRow]) -> Vec<Table> {
+    let machine = || {
+        rows.iter()
+            .any(|row| row.machine.is_some())
+            .then(|| machine_table(rows))
+    };
+    let likes = || {
+        rows.iter()
+            .any(|row| row.likes.is_some())
+            .then(|| likes_table(rows))
+    };
+    [
+        rows_table(rows),
+        machine(),
+        likes(),
+        responses_table(rows),
+        client_table(rows),
+        batching_table(rows),
+        reads_table(rows),
+        pool_table(rows),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A table titled `title` with columns `header` and one row per shard count.
+fn table(title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Table {
+    Table {
+        title: title.into(),
+        header: header.iter().map(|h| (*h).to_owned()).collect(),
+        rows,
     }
-    if rows.iter().any(|row| row.machine.is_some()) {
-        tables.push(machine_table(rows));
+}
+
+/// One row per shard count from the behaviours' figures — the shard count's label, then
+/// `get`'s cells — or `None` when a shard count lacks them.
+fn each_extended(
+    rows: &[SummaryRow],
+    get: &dyn Fn(&ExtendedSummary) -> Option<Vec<String>>,
+) -> Option<Vec<Vec<String>>> {
+    rows.iter()
+        .map(|row| {
+            let cells = get(row.extended.as_ref()?)?;
+            Some(std::iter::once(row.label()).chain(cells).collect())
+        })
+        .collect()
+}
+
+/// The rows each shard count created (adaptive rows or many keys).
+fn rows_table(rows: &[SummaryRow]) -> Option<Table> {
+    if !rows.iter().any(|row| row.adaptive || row.keys_touched > 1) {
+        return None;
     }
-    if rows.iter().any(|row| row.likes.is_some()) {
-        tables.push(likes_table(rows));
-    }
+    let cells = |row: &SummaryRow| {
+        vec![
+            row.label(),
+            count(row.keys_touched as u64),
+            count(row.rows_total),
+            count(u64::from(row.max_key_rows)),
+        ]
+    };
+    Some(table(
+        "rows created",
+        &["shards", "keys touched", "rows", "most rows on one key"],
+        rows.iter().map(cells).collect(),
+    ))
+}
+
+/// Response times: a closed loop's clients', or open arrivals' on a machine.
+fn responses_table(rows: &[SummaryRow]) -> Option<Table> {
     let responses = |row: &SummaryRow| {
         row.closed
             .map(|c| (Some(c.clients), c.responses))
             .or_else(|| row.machine.and_then(|m| m.responses).map(|r| (None, r)))
     };
-    if rows.iter().any(|row| responses(row).is_some()) {
-        let closed = rows.iter().any(|row| row.closed.is_some());
-        tables.push(Table {
-            title: if closed {
-                "closed-loop clients: response time (send → commit)".into()
-            } else {
-                "response time (send → commit acknowledged)".into()
-            },
-            header: [
-                "shards",
-                "clients",
-                "throughput/s",
-                "mean",
-                "p50",
-                "p99",
-                "p99.9",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: rows
-                .iter()
-                .filter_map(|row| {
-                    let (clients, r) = responses(row)?;
-                    Some(vec![
-                        row.label(),
-                        clients.map_or_else(|| "open".into(), |c| count(u64::from(c))),
-                        compact(row.throughput_per_s),
-                        ms(r.mean_ns),
-                        ms(r.p50_ns),
-                        ms(r.p99_ns),
-                        ms(r.p999_ns),
-                    ])
-                })
-                .collect(),
-        });
+    if !rows.iter().any(|row| responses(row).is_some()) {
+        return None;
     }
-    let each = |get: &dyn Fn(&ExtendedSummary) -> Option<Vec<String>>| -> Option<Vec<Vec<String>>> {
-        rows.iter()
-            .map(|row| {
-                let cells = get(row.extended.as_ref()?)?;
-                Some(std::iter::once(row.label()).chain(cells).collect())
-            })
-            .collect()
+    let title = if rows.iter().any(|row| row.closed.is_some()) {
+        "closed-loop clients: response time (send → commit)"
+    } else {
+        "response time (send → commit acknowledged)"
     };
-    let client_rows = each(&|e| {
+    let cells = |row: &SummaryRow| {
+        let (clients, r) = responses(row)?;
+        Some(vec![
+            row.label(),
+            clients.map_or_else(|| "open".into(), |c| count(u64::from(c))),
+            compact(row.throughput_per_s),
+            ms(r.mean_ns),
+            ms(r.p50_ns),
+            ms(r.p99_ns),
+            ms(r.p999_ns),
+        ])
+    };
+    Some(table(
+        title,
+        &[
+            "shards",
+            "clients",
+            "throughput/s",
+            "mean",
+            "p50",
+            "p99",
+            "p99.9",
+        ],
+        rows.iter().filter_map(cells).collect(),
+    ))
+}
+
+/// Timeouts and retries (`[client]`).
+fn client_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells = each_extended(rows, &|e| {
         e.client.map(|c| {
             vec![
                 format!("{:.2}", c.amplification),
@@ -332,27 +368,27 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 compact(c.goodput_per_s),
             ]
         })
-    });
-    if let Some(table_rows) = client_rows {
-        tables.push(Table {
-            title: "clients: timeouts and retries".into(),
-            header: [
-                "shards",
-                "attempts/like",
-                "timeouts",
-                "failed",
-                "succeeded",
-                "pending",
-                "duplicates",
-                "drift",
-                "goodput/s",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: table_rows,
-        });
-    }
-    let batching_rows = each(&|e| {
+    })?;
+    Some(table(
+        "clients: timeouts and retries",
+        &[
+            "shards",
+            "attempts/like",
+            "timeouts",
+            "failed",
+            "succeeded",
+            "pending",
+            "duplicates",
+            "drift",
+            "goodput/s",
+        ],
+        cells,
+    ))
+}
+
+/// Write batching (`[batching]`).
+fn batching_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells = each_extended(rows, &|e| {
         e.batching.as_ref().map(|b| {
             vec![
                 compact(b.likes_per_s),
@@ -364,26 +400,26 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 compact(b.lost),
             ]
         })
-    });
-    if let Some(table_rows) = batching_rows {
-        tables.push(Table {
-            title: "write batching".into(),
-            header: [
-                "shards",
-                "likes/s",
-                "db writes/s",
-                "count delay p50",
-                "p99",
-                "at risk mean",
-                "at risk max",
-                "lost",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: table_rows,
-        });
-    }
-    let read_rows = each(&|e| {
+    })?;
+    Some(table(
+        "write batching",
+        &[
+            "shards",
+            "likes/s",
+            "db writes/s",
+            "count delay p50",
+            "p99",
+            "at risk mean",
+            "at risk max",
+            "lost",
+        ],
+        cells,
+    ))
+}
+
+/// The read path (`[reads]`).
+fn reads_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells = each_extended(rows, &|e| {
         e.reads.as_ref().map(|r| {
             vec![
                 compact(r.requests_per_s),
@@ -396,53 +432,49 @@ pub fn extended_tables(rows: &[crate::report::SummaryRow]) -> Vec<Table> {
                 compact(r.staleness_likes.p99_ns as f64),
             ]
         })
-    });
-    if let Some(table_rows) = read_rows {
-        tables.push(Table {
-            title: "reads".into(),
-            header: [
-                "shards",
-                "reads/s",
-                "rows read/s",
-                "rows/read",
-                "cache hits",
-                "stale mean",
-                "stale p99",
-                "stale likes mean",
-                "p99",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: table_rows,
-        });
-    }
-    let pool_rows = each(&|e| {
+    })?;
+    Some(table(
+        "reads",
+        &[
+            "shards",
+            "reads/s",
+            "rows read/s",
+            "rows/read",
+            "cache hits",
+            "stale mean",
+            "stale p99",
+            "stale likes mean",
+            "p99",
+        ],
+        cells,
+    ))
+}
+
+/// The connection pool's waits (`[pool]`), the likes' and each neighbour's.
+fn pool_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells = each_extended(rows, &|e| {
         e.pool.as_ref().map(|p| {
             std::iter::once(ms(p.like_wait.p99_ns))
                 .chain(p.neighbours.iter().map(|(_, w)| ms(w.p99_ns)))
                 .collect()
         })
-    });
-    if let (Some(table_rows), Some(pool)) = (
-        pool_rows,
-        rows.first()
-            .and_then(|r| r.extended.as_ref()?.pool.as_ref()),
-    ) {
-        let header = ["shards".to_owned(), "likes p99".to_owned()]
-            .into_iter()
-            .chain(
-                pool.neighbours
-                    .iter()
-                    .map(|(name, _)| format!("{name} p99")),
-            )
-            .collect();
-        tables.push(Table {
-            title: "connection pool: waits for a connection".into(),
-            header,
-            rows: table_rows,
-        });
-    }
-    tables
+    })?;
+    let pool = rows
+        .first()
+        .and_then(|r| r.extended.as_ref()?.pool.as_ref())?;
+    let header = ["shards".to_owned(), "likes p99".to_owned()]
+        .into_iter()
+        .chain(
+            pool.neighbours
+                .iter()
+                .map(|(name, _)| format!("{name} p99")),
+        )
+        .collect();
+    Some(Table {
+        title: "connection pool: waits for a connection".into(),
+        header,
+        rows: cells,
+    })
 }
 
 /// The machine's table: per shard count, what binds and how busy each part was.
