@@ -102,140 +102,36 @@ pub(super) fn resolve(
     file: ScenarioFile,
     overrides: &Overrides,
 ) -> Result<Scenario, InputError> {
-    let err = |field: &str, message: String| InputError::scenario(path, field, message);
-    let name = resolve_name(path, file.name.as_deref()).map_err(|m| err("name", m))?;
-    let shards = match &overrides.shards {
-        Some(shards) => {
-            check_shards(shards).map_err(|message| InputError::flag("--shards", message))?
-        }
-        None => match &file.shards {
-            Some(shards) => check_shards(shards).map_err(|m| err("shards", m))?,
-            None => {
-                return Err(err(
-                    "shards",
-                    "missing: list the shard counts to simulate, e.g. shards = [1, 4, 16]".into(),
-                ));
-            }
-        },
-    };
+    let err = |(field, message): FieldError| InputError::scenario(path, &field, message);
+    let named = |field: &'static str| move |message: String| err((field.to_owned(), message));
+    let name = resolve_name(path, file.name.as_deref()).map_err(named("name"))?;
+    let shards = resolve_shards(path, &file, overrides)?;
     let seed = overrides.seed.or(file.seed).unwrap_or(DEFAULT_SEED);
-    let policies = check_policies(
-        overrides
-            .policy
-            .clone()
-            .or_else(|| file.policy.clone().map(|list| list.0))
-            .unwrap_or_else(|| vec![Policy::default()]),
-    )
-    .map_err(|m| err("policy", m))?;
-    let skip_locked =
-        resolve_skip_locked(file.skip_locked.as_ref()).map_err(|(f, m)| err(&f, m))?;
-    let window_s = number(
-        file.window_s.unwrap_or(1.0),
-        Min::Above(0.0),
-        MAX_DURATION_S,
-    )
-    .map_err(|m| err("window_s", m))?;
-    let window = s_f64_to_ns(window_s).max(1);
-    let hold_table = file.hold.clone().ok_or_else(|| {
-        err(
-            "hold",
-            "missing: add a [hold] table, e.g. dist = \"constant\" and ms = 1, or take it from a calibration (--calibration FILE, or include = \"calibration.toml\")".into(),
-        )
-    })?;
-    let hold = resolve_hold(&hold_table).map_err(|(field, m)| err(&format!("hold.{field}"), m))?;
-    let arrivals_table = file.arrivals.clone().ok_or_else(|| {
-        err(
-            "arrivals",
-            "missing: add an [arrivals] table with rate_per_s, profile or trace".into(),
-        )
-    })?;
-    let traffic =
-        resolve_traffic(&arrivals_table, overrides.traffic).map_err(|(field, m)| err(&field, m))?;
-    let (arrivals, horizon) =
-        resolve_arrivals(path, &arrivals_table, file.duration_s, window, traffic)?;
-    if horizon < MIN_HORIZON_NS {
-        return Err(err(
-            "duration_s",
-            format!("the simulated period must last at least {MIN_HORIZON_NS} ns (1 µs)"),
-        ));
-    }
-    if horizon.div_ceil(window) > MAX_WINDOWS {
-        return Err(err(
-            "window_s",
-            format!("gives more than {MAX_WINDOWS} windows over the duration; use a longer window"),
-        ));
-    }
+    let policies = resolve_policies(&file, overrides).map_err(named("policy"))?;
+    let skip_locked = resolve_skip_locked(file.skip_locked.as_ref()).map_err(err)?;
+    let (window_s, window) = resolve_window(&file).map_err(named("window_s"))?;
+    let hold = required_hold(&file).map_err(err)?;
+    let (traffic, arrivals, horizon) = resolve_load(path, &file, overrides, window)?;
     let is_trace = matches!(arrivals, ArrivalPlan::Trace(_));
-    let keys = resolve_keys(file.keys.as_ref(), is_trace).map_err(|(field, m)| err(&field, m))?;
-    let users =
-        resolve_users(file.users.as_ref(), is_trace).map_err(|(field, m)| err(&field, m))?;
-    if let ArrivalPlan::Trace(info) = &arrivals
-        && policies.contains(&Policy::HashUser)
-        && !info.has_user
-    {
-        return Err(err(
-            "policy",
-            "hash-user needs a user column in the trace; use another policy or add user ids".into(),
-        ));
-    }
-    let slo = resolve_slo(file.slo.as_ref()).map_err(|(field, m)| err(&field, m))?;
-    let replications = match overrides.replications {
-        Some(r) => {
-            check_replications(r).map_err(|message| InputError::flag("--replications", message))?
-        }
-        None => check_replications(file.replications.unwrap_or(1))
-            .map_err(|m| err("replications", m))?,
-    };
-    let warmup_s = number(
-        file.warmup_s.unwrap_or(0.0),
-        Min::AtLeast(0.0),
-        MAX_DURATION_S,
-    )
-    .map_err(|m| err("warmup_s", m))?;
-    let warmup = s_f64_to_ns(warmup_s);
-    if warmup >= horizon {
-        return Err(err(
-            "warmup_s",
-            format!(
-                "must be shorter than the simulated period ({} s), got {warmup_s}",
-                horizon as f64 / 1e9
-            ),
-        ));
-    }
+    let keys = resolve_keys(file.keys.as_ref(), is_trace).map_err(err)?;
+    let users = resolve_users(file.users.as_ref(), is_trace).map_err(err)?;
+    check_hash_user(&arrivals, &policies).map_err(named("policy"))?;
+    let slo = resolve_slo(file.slo.as_ref()).map_err(err)?;
+    let replications = resolve_replications(path, &file, overrides)?;
+    let (warmup_s, warmup) = resolve_warmup(&file, horizon).map_err(named("warmup_s"))?;
     let check = file.check.clone().unwrap_or_default();
-    check_tolerances(&check).map_err(|(field, m)| err(&field, m))?;
-    let mut features =
-        resolve_features(&file, &hold, horizon).map_err(|(field, m)| err(&field, m))?;
-    let mut read_segments = None;
-    if let Some(table) = &file.reads {
-        let (reads, segments) =
-            resolve_reads(table, &hold, &arrivals, horizon).map_err(|(field, m)| err(&field, m))?;
-        let random_grants =
-            file.hold.as_ref().and_then(|h| h.grant_order) == Some(GrantOrder::Random);
-        if reads.lock && random_grants {
-            // Two locking reads could each be handed some of a key's rows and wait forever for
-            // the rest: the model has no deadlock detection, and first come, first served
-            // never lets that happen.
-            return Err(err(
-                "reads.reads_lock",
-                "cannot be used with [hold] grant_order = \"random\": two locking reads could each hold part of a key's rows and wait for the rest forever; use grant_order = \"fifo\"".into(),
-            ));
-        }
-        features.reads = Some(reads);
-        read_segments = Some(segments);
-    }
+    check_tolerances(&check).map_err(err)?;
+    let (features, read_segments) =
+        resolve_behaviours(&file, &hold, &arrivals, horizon).map_err(err)?;
     let adaptive = file
         .adaptive
         .as_ref()
         .map(|table| resolve_adaptive(table, &hold))
         .transpose()
-        .map_err(|(field, m)| err(&field, m))?;
-    check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref())
-        .map_err(|(field, m)| err(&field, m))?;
-    let machine = super::machine::resolve_machine(&file).map_err(|(field, m)| err(&field, m))?;
-    let likes = super::likes::resolve_likes(&file, &arrivals)
-        .map_err(|(field, m)| err(&field, m))?
-        .map(std::sync::Arc::new);
+        .map_err(err)?;
+    check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref()).map_err(err)?;
+    let machine = super::machine::resolve_machine(&file).map_err(err)?;
+    let likes = super::likes::resolve_likes(&file, &arrivals).map_err(err)?;
     // A closed loop's clients wait for their like to be done — through deadlines, retries,
     // the pool or rows that grow — which the queued row stage follows as it happens.
     let closed_with_behaviours = matches!(arrivals, ArrivalPlan::Closed(_))
@@ -245,7 +141,7 @@ pub(super) fn resolve(
     // Regions follow every like from its tap to its commit in each region.
     let every_like_commits = features.is_empty() && likes.is_none();
     let regions = super::regions::resolve_regions(&file, &arrivals, every_like_commits)
-        .map_err(|(field, m)| err(&field, m))?
+        .map_err(err)?
         .map(std::sync::Arc::new);
     let mut scenario = Scenario {
         path: path.to_path_buf(),
@@ -272,14 +168,169 @@ pub(super) fn resolve(
         machine: std::sync::Arc::new(machine),
         pipeline,
         regions,
-        likes,
+        likes: likes.map(std::sync::Arc::new),
         calibration_kept: Vec::new(),
         queue_limit: crate::model::engine::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };
-    check_closed_loop(&scenario).map_err(|(field, m)| err(&field, m))?;
+    check_closed_loop(&scenario).map_err(err)?;
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
     Ok(scenario)
+}
+
+/// The shard counts: `--shards`, else the scenario's `shards`.
+fn resolve_shards(
+    path: &Path,
+    file: &ScenarioFile,
+    overrides: &Overrides,
+) -> Result<Vec<u32>, InputError> {
+    match (&overrides.shards, &file.shards) {
+        (Some(shards), _) => {
+            check_shards(shards).map_err(|message| InputError::flag("--shards", message))
+        }
+        (None, Some(shards)) => {
+            check_shards(shards).map_err(|m| InputError::scenario(path, "shards", m))
+        }
+        (None, None) => Err(InputError::scenario(
+            path,
+            "shards",
+            "missing: list the shard counts to simulate, e.g. shards = [1, 4, 16]".to_owned(),
+        )),
+    }
+}
+
+/// The policies: `--policy`, else the scenario's `policy`, else earliest-free.
+fn resolve_policies(file: &ScenarioFile, overrides: &Overrides) -> Result<Vec<Policy>, String> {
+    check_policies(
+        overrides
+            .policy
+            .clone()
+            .or_else(|| file.policy.clone().map(|list| list.0))
+            .unwrap_or_else(|| vec![Policy::default()]),
+    )
+}
+
+/// The time-series window, in seconds and in simulated time.
+fn resolve_window(file: &ScenarioFile) -> Result<(f64, SimTime), String> {
+    let window_s = number(
+        file.window_s.unwrap_or(1.0),
+        Min::Above(0.0),
+        MAX_DURATION_S,
+    )?;
+    Ok((window_s, s_f64_to_ns(window_s).max(1)))
+}
+
+/// The `[hold]` table, which every scenario needs (or takes from a calibration).
+fn required_hold(file: &ScenarioFile) -> Result<HoldDist, FieldError> {
+    let table = file.hold.as_ref().ok_or_else(|| {
+        (
+            "hold".to_owned(),
+            "missing: add a [hold] table, e.g. dist = \"constant\" and ms = 1, or take it from a calibration (--calibration FILE, or include = \"calibration.toml\")".to_owned(),
+        )
+    })?;
+    resolve_hold(table).map_err(|(field, m)| (format!("hold.{field}"), m))
+}
+
+/// The arrivals (with their what-if traffic) and the simulated period they cover, which
+/// must be at least 1 µs and at most [`MAX_WINDOWS`] windows long.
+fn resolve_load(
+    path: &Path,
+    file: &ScenarioFile,
+    overrides: &Overrides,
+    window: SimTime,
+) -> Result<(crate::arrivals::Traffic, ArrivalPlan, SimTime), InputError> {
+    let err = |field: &str, message: String| InputError::scenario(path, field, message);
+    let table = file.arrivals.as_ref().ok_or_else(|| {
+        err(
+            "arrivals",
+            "missing: add an [arrivals] table with rate_per_s, profile or trace".into(),
+        )
+    })?;
+    let traffic = resolve_traffic(table, overrides.traffic).map_err(|(field, m)| err(&field, m))?;
+    let (arrivals, horizon) = resolve_arrivals(path, table, file.duration_s, window, traffic)?;
+    if horizon < MIN_HORIZON_NS {
+        return Err(err(
+            "duration_s",
+            format!("the simulated period must last at least {MIN_HORIZON_NS} ns (1 µs)"),
+        ));
+    }
+    if horizon.div_ceil(window) > MAX_WINDOWS {
+        return Err(err(
+            "window_s",
+            format!("gives more than {MAX_WINDOWS} windows over the duration; use a longer window"),
+        ));
+    }
+    Ok((traffic, arrivals, horizon))
+}
+
+/// `hash-user` on a trace needs its user column.
+fn check_hash_user(arrivals: &ArrivalPlan, policies: &[Policy]) -> Result<(), String> {
+    if let ArrivalPlan::Trace(info) = arrivals
+        && policies.contains(&Policy::HashUser)
+        && !info.has_user
+    {
+        return Err(
+            "hash-user needs a user column in the trace; use another policy or add user ids".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The replications: `--replications`, else the scenario's, else 1.
+fn resolve_replications(
+    path: &Path,
+    file: &ScenarioFile,
+    overrides: &Overrides,
+) -> Result<u32, InputError> {
+    match overrides.replications {
+        Some(r) => check_replications(r).map_err(|m| InputError::flag("--replications", m)),
+        None => check_replications(file.replications.unwrap_or(1))
+            .map_err(|m| InputError::scenario(path, "replications", m)),
+    }
+}
+
+/// The warm-up, in seconds and in simulated time: shorter than the simulated period.
+fn resolve_warmup(file: &ScenarioFile, horizon: SimTime) -> Result<(f64, SimTime), String> {
+    let warmup_s = number(
+        file.warmup_s.unwrap_or(0.0),
+        Min::AtLeast(0.0),
+        MAX_DURATION_S,
+    )?;
+    let warmup = s_f64_to_ns(warmup_s);
+    if warmup >= horizon {
+        return Err(format!(
+            "must be shorter than the simulated period ({} s), got {warmup_s}",
+            horizon as f64 / 1e9
+        ));
+    }
+    Ok((warmup_s, warmup))
+}
+
+/// The clients' behaviours (`[client]`, `[batching]`, `[pool]`, `[reads]`) and the read
+/// stream's rate over time.
+fn resolve_behaviours(
+    file: &ScenarioFile,
+    hold: &HoldDist,
+    arrivals: &ArrivalPlan,
+    horizon: SimTime,
+) -> Result<(crate::model::clients::Features, Option<Vec<RateSegment>>), FieldError> {
+    let mut features = resolve_features(file, hold, horizon)?;
+    let Some(table) = &file.reads else {
+        return Ok((features, None));
+    };
+    let (reads, segments) = resolve_reads(table, hold, arrivals, horizon)?;
+    let random_grants = file.hold.as_ref().and_then(|h| h.grant_order) == Some(GrantOrder::Random);
+    if reads.lock && random_grants {
+        // Two locking reads could each be handed some of a key's rows and wait forever for
+        // the rest: the model has no deadlock detection, and first come, first served
+        // never lets that happen.
+        return Err((
+            "reads.reads_lock".into(),
+            "cannot be used with [hold] grant_order = \"random\": two locking reads could each hold part of a key's rows and wait for the rest forever; use grant_order = \"fifo\"".into(),
+        ));
+    }
+    features.reads = Some(reads);
+    Ok((features, Some(segments)))
 }
 
 /// The scenario file as resolved: every default filled in, the overrides applied.
