@@ -231,6 +231,15 @@ fn render_traffic_table(plans: &[Plan]) -> String {
 /// Renders one plan's answer and its evidence.
 fn render_one(plan: &Plan) -> String {
     let mut out = String::new();
+    write_question(&mut out, plan);
+    write_answer(&mut out, plan);
+    write_evidence(&mut out, plan);
+    write_estimates(&mut out, plan);
+    out
+}
+
+/// What was asked: the scenario at its peak, and the target.
+fn write_question(out: &mut String, plan: &Plan) {
     let _ = writeln!(
         out,
         "plan for {}{}: peak {}/s, mean hold {} ms ({}{}), policy {}",
@@ -257,6 +266,10 @@ fn render_one(plan: &Plan) -> String {
         plan.settings.replications,
         compact(plan.settings.duration_s)
     );
+}
+
+/// The answer: the smallest shard count that meets the target, or why none does.
+fn write_answer(out: &mut String, plan: &Plan) {
     match plan.answer {
         Some(n) => {
             let _ = writeln!(out, "answer: {}", units::plural(u64::from(n), "shard"));
@@ -273,6 +286,10 @@ fn render_one(plan: &Plan) -> String {
             );
         }
     }
+}
+
+/// The simulated evidence: the answer and the count below it (or the two largest tried).
+fn write_evidence(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "\nevidence (simulated; [95% interval]):");
     let shown: Vec<&Evaluation> = match plan.answer {
         Some(n) => [n.checked_sub(1), Some(n)]
@@ -300,41 +317,51 @@ fn render_one(plan: &Plan) -> String {
         }
     );
     for evaluation in &shown {
-        let row = &evaluation.row;
-        let with_interval =
-            |mean: u64, ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
-                (Some(lo), Some(hi)) => format!(
-                    "{} [{}, {}]",
-                    units::duration(mean),
-                    units::duration(ns(lo)),
-                    units::duration(ns(hi))
-                ),
-                _ => units::duration(mean),
-            };
-        let exact_columns = match (exact, evaluation.theory) {
-            (true, Some(theory)) => format!(
-                "  {:>10}  {:>11}",
-                units::duration((theory.p99_ms * 1e6).round() as u64),
-                units::duration((theory.p999_ms * 1e6).round() as u64)
-            ),
-            // At or past one row's worth of holds per row the exact wait has no bound.
-            (true, None) if row.peak_utilization >= 1.0 => {
-                format!("  {:>10}  {:>11}", "unbounded", "unbounded")
-            }
-            (true, None) => format!("  {:>10}  {:>11}", "—", "—"),
-            (false, _) => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
-            row.shards,
-            units::quantity(row.ceiling_per_s),
-            row.peak_utilization,
-            with_interval(row.waits.p99_ns, |s| s.p99_ns),
-            with_interval(row.waits.p999_ns, |s| s.p999_ns),
-            if evaluation.meets { "yes" } else { "no" }
-        );
+        write_evaluation(out, evaluation, exact);
     }
+}
+
+/// One shard count's line of evidence, with the exact waits when `exact`.
+fn write_evaluation(out: &mut String, evaluation: &Evaluation, exact: bool) {
+    let row = &evaluation.row;
+    let with_interval =
+        |mean: u64, ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
+            (Some(lo), Some(hi)) => format!(
+                "{} [{}, {}]",
+                units::duration(mean),
+                units::duration(ns(lo)),
+                units::duration(ns(hi))
+            ),
+            _ => units::duration(mean),
+        };
+    let exact_columns = match (exact, evaluation.theory) {
+        (true, Some(theory)) => format!(
+            "  {:>10}  {:>11}",
+            units::duration((theory.p99_ms * 1e6).round() as u64),
+            units::duration((theory.p999_ms * 1e6).round() as u64)
+        ),
+        // At or past one row's worth of holds per row the exact wait has no bound.
+        (true, None) if row.peak_utilization >= 1.0 => {
+            format!("  {:>10}  {:>11}", "unbounded", "unbounded")
+        }
+        (true, None) => format!("  {:>10}  {:>11}", "—", "—"),
+        (false, _) => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
+        row.shards,
+        units::quantity(row.ceiling_per_s),
+        row.peak_utilization,
+        with_interval(row.waits.p99_ns, |s| s.p99_ns),
+        with_interval(row.waits.p999_ns, |s| s.p999_ns),
+        if evaluation.meets { "yes" } else { "no" }
+    );
+}
+
+/// The analytic estimates beside the simulation: utilization, the rule of thumb and exact
+/// theory where it applies.
+fn write_estimates(out: &mut String, plan: &Plan) {
     let _ = writeln!(out, "\nanalytic estimates:");
     let _ = writeln!(
         out,
@@ -352,6 +379,11 @@ fn render_one(plan: &Plan) -> String {
         plan.rule_of_thumb_shards,
         versus(plan.answer, plan.rule_of_thumb_shards)
     );
+    write_theory(out, plan);
+}
+
+/// Exact theory's answer beside the plan's, or why there is none.
+fn write_theory(out: &mut String, plan: &Plan) {
     let answer_theory = plan
         .answer
         .and_then(|n| plan.evaluations.get(&n))
@@ -385,7 +417,6 @@ fn render_one(plan: &Plan) -> String {
             let _ = writeln!(out, "  exact theory: {}", no_theory_reason(plan));
         }
     }
-    out
 }
 
 /// Why a plan without a machine has no exact theory.

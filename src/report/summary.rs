@@ -505,107 +505,17 @@ pub fn reading(
     rows: &[SummaryRow],
     recommendation: &Recommendation,
 ) -> String {
-    let wait = units::duration;
-    let mean_hold_ms = scenario.row_hold_ns() / 1e6;
-    let row_ceiling = 1e3 / mean_hold_ms;
-    let peak = match &scenario.arrivals {
-        crate::scenario::ArrivalPlan::Closed(_) => scenario.peak_offered_per_s(),
-        _ => rows
-            .first()
-            .map_or(scenario.peak_offered_per_s(), |row| row.peak_offered_per_s),
-    };
-    let likes_peak = scenario.peak_offered_per_s();
-    let retries = if (peak - likes_peak).abs() > 0.5 {
-        format!(
-            " (the likes' {}/s with their retries)",
-            units::quantity(likes_peak)
-        )
-    } else {
-        String::new()
-    };
-    let mut text = match &scenario.arrivals {
-        crate::scenario::ArrivalPlan::Closed(closed) => format!(
-            "Its {} would send up to {} increments/s if nothing ever waited; one row (ceiling {}/s at a mean \
-             hold of {} ms) takes {}× less.",
-            units::plural(u64::from(closed.clients), "client"),
-            units::quantity(peak),
-            units::quantity(row_ceiling),
-            compact(mean_hold_ms),
-            units::factor(peak / row_ceiling)
-        ),
-        _ => String::new(),
-    };
-    if text.is_empty() {
-        text = format!(
-            "At its peak of {} increments/s{retries}, one row (ceiling {}/s at a mean hold of {} ms) \
-         would be offered {}× what it can take.",
-            units::quantity(peak),
-            units::quantity(row_ceiling),
-            compact(mean_hold_ms),
-            units::factor(peak / row_ceiling)
-        );
-    }
-    if let Some((ceiling, part)) = scenario.machine.ceiling_per_s() {
-        let why = match (part, &scenario.machine.cpu) {
-            (Bottleneck::Cpu, Some(cpu)) => format!(
-                "{} ÷ {} of CPU per update",
-                units::plural(u64::from(cpu.cores), "core"),
-                wait(cpu.demand.mean_ns().round() as u64)
-            ),
-            _ => "one flush per commit, one at a time".into(),
-        };
-        text.push_str(&format!(
-            " The machine takes at most {}/s over all rows ({why}): past it more rows add nothing.",
-            units::quantity(ceiling)
-        ));
-    }
     let by_shards = |shards: u32| {
         rows.iter()
             .find(|row| row.shards == shards && !row.adaptive)
     };
     let stable = recommendation.stable.and_then(by_shards);
-    match stable {
-        Some(row) => text.push_str(&format!(
-            " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
-             p99 wait {}, backlog at the end {}.",
-            row.shards,
-            row.peak_utilization,
-            wait(row.waits.p99_ns),
-            units::count(row.backlog_final)
-        )),
-        None if machine_bound(rows) => text.push_str(&format!(
-            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
-             short tail waits, a queue that drains), and the most rows are held back by the machine: more rows \
-             will not help, a faster machine (or fewer updates, e.g. batching) will."
-        )),
-        None => text.push_str(&format!(
-            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
-             short tail waits, a queue that drains); simulate more shards."
-        )),
-    }
+    let mut text = peak_sentence(scenario, rows);
+    text.push_str(&machine_sentence(scenario));
+    text.push_str(&stable_sentence(stable, rows));
     if recommendation.has_target {
-        let target = describe_slo(&scenario.slo);
-        match recommendation.meets_target.and_then(by_shards) {
-            Some(row) => {
-                text.push_str(&format!(
-                    " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
-                    row.shards,
-                    wait(row.waits.p99_ns),
-                    wait(row.waits.p999_ns)
-                ));
-                if row.verdict() != Verdict::Stable {
-                    text.push_str(&format!(
-                        " It {} (peak utilization {:.2}): a little more traffic and its waits climb steeply{}.",
-                        if row.verdict() == Verdict::NearCeiling { "runs near its ceiling" } else { "is backlogged" },
-                        row.peak_utilization,
-                        stable.map_or(String::new(), |s| format!("; {} would be stable", units::plural(u64::from(s.shards), "shard")))
-                    ));
-                }
-            }
-            None => text.push_str(&format!(
-                " No simulated shard count meets the target ({target})."
-            )),
-        }
+        let meets = recommendation.meets_target.and_then(by_shards);
+        text.push_str(&target_sentence(scenario, meets, stable));
     }
     let highlighted = recommendation.shards().or(recommendation.stable);
     let below = highlighted.and_then(|n| {
@@ -614,17 +524,7 @@ pub fn reading(
             .find(|row| row.shards < n && !row.adaptive)
     });
     if let Some(below) = below {
-        text.push_str(&format!(
-            " Just below, {} {} at the peak: the backlog reaches {} and the p99 wait {}.",
-            units::plural(u64::from(below.shards), "shard"),
-            if below.shards == 1 {
-                format!("is {}", below.verdict().label())
-            } else {
-                format!("are {}", below.verdict().label())
-            },
-            units::count(below.backlog_max),
-            wait(below.waits.p99_ns)
-        ));
+        text.push_str(&below_sentence(below));
         text.push_str(&burst_sentence(below));
     }
     if let (Some(n), Some(below)) = (recommendation.meets_target, below)
@@ -639,6 +539,137 @@ pub fn reading(
         ));
     }
     text
+}
+
+/// How the peak compares with one row: what an open stream offers it, or what a closed
+/// loop's clients would send if nothing waited.
+fn peak_sentence(scenario: &Scenario, rows: &[SummaryRow]) -> String {
+    let mean_hold_ms = scenario.row_hold_ns() / 1e6;
+    let row_ceiling = 1e3 / mean_hold_ms;
+    if let crate::scenario::ArrivalPlan::Closed(closed) = &scenario.arrivals {
+        let peak = scenario.peak_offered_per_s();
+        return format!(
+            "Its {} would send up to {} increments/s if nothing ever waited; one row (ceiling {}/s at a mean \
+             hold of {} ms) takes {}× less.",
+            units::plural(u64::from(closed.clients), "client"),
+            units::quantity(peak),
+            units::quantity(row_ceiling),
+            compact(mean_hold_ms),
+            units::factor(peak / row_ceiling)
+        );
+    }
+    let peak = rows
+        .first()
+        .map_or(scenario.peak_offered_per_s(), |row| row.peak_offered_per_s);
+    let likes_peak = scenario.peak_offered_per_s();
+    let retries = if (peak - likes_peak).abs() > 0.5 {
+        format!(
+            " (the likes' {}/s with their retries)",
+            units::quantity(likes_peak)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "At its peak of {} increments/s{retries}, one row (ceiling {}/s at a mean hold of {} ms) \
+     would be offered {}× what it can take.",
+        units::quantity(peak),
+        units::quantity(row_ceiling),
+        compact(mean_hold_ms),
+        units::factor(peak / row_ceiling)
+    )
+}
+
+/// The machine's own ceiling over all rows, when it has one (empty otherwise).
+fn machine_sentence(scenario: &Scenario) -> String {
+    let Some((ceiling, part)) = scenario.machine.ceiling_per_s() else {
+        return String::new();
+    };
+    let why = match (part, &scenario.machine.cpu) {
+        (Bottleneck::Cpu, Some(cpu)) => format!(
+            "{} ÷ {} of CPU per update",
+            units::plural(u64::from(cpu.cores), "core"),
+            units::duration(cpu.demand.mean_ns().round() as u64)
+        ),
+        _ => "one flush per commit, one at a time".into(),
+    };
+    format!(
+        " The machine takes at most {}/s over all rows ({why}): past it more rows add nothing.",
+        units::quantity(ceiling)
+    )
+}
+
+/// The smallest shard count stable at the peak, or why none is.
+fn stable_sentence(stable: Option<&SummaryRow>, rows: &[SummaryRow]) -> String {
+    match stable {
+        Some(row) => format!(
+            " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
+             p99 wait {}, backlog at the end {}.",
+            row.shards,
+            row.peak_utilization,
+            units::duration(row.waits.p99_ns),
+            units::count(row.backlog_final)
+        ),
+        None if machine_bound(rows) => format!(
+            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
+             short tail waits, a queue that drains), and the most rows are held back by the machine: more rows \
+             will not help, a faster machine (or fewer updates, e.g. batching) will."
+        ),
+        None => format!(
+            " None of the simulated shard counts is stable at the peak (peak utilization ≤ {NEAR_CEILING}, \
+             short tail waits, a queue that drains); simulate more shards."
+        ),
+    }
+}
+
+/// The smallest shard count that meets the target (`meets`), and whether it runs near its
+/// ceiling, or that none does.
+fn target_sentence(
+    scenario: &Scenario,
+    meets: Option<&SummaryRow>,
+    stable: Option<&SummaryRow>,
+) -> String {
+    let target = describe_slo(&scenario.slo);
+    let Some(row) = meets else {
+        return format!(" No simulated shard count meets the target ({target}).");
+    };
+    let mut text = format!(
+        " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
+        row.shards,
+        units::duration(row.waits.p99_ns),
+        units::duration(row.waits.p999_ns)
+    );
+    if row.verdict() != Verdict::Stable {
+        text.push_str(&format!(
+            " It {} (peak utilization {:.2}): a little more traffic and its waits climb steeply{}.",
+            if row.verdict() == Verdict::NearCeiling {
+                "runs near its ceiling"
+            } else {
+                "is backlogged"
+            },
+            row.peak_utilization,
+            stable.map_or(String::new(), |s| format!(
+                "; {} would be stable",
+                units::plural(u64::from(s.shards), "shard")
+            ))
+        ));
+    }
+    text
+}
+
+/// What the shard count just below the highlighted one does at the peak.
+fn below_sentence(below: &SummaryRow) -> String {
+    format!(
+        " Just below, {} {} at the peak: the backlog reaches {} and the p99 wait {}.",
+        units::plural(u64::from(below.shards), "shard"),
+        if below.shards == 1 {
+            format!("is {}", below.verdict().label())
+        } else {
+            format!("are {}", below.verdict().label())
+        },
+        units::count(below.backlog_max),
+        units::duration(below.waits.p99_ns)
+    )
 }
 
 /// What the burst did to an overloaded shard count, as a sentence (empty when its offered
