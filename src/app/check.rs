@@ -47,6 +47,8 @@ pub(super) fn checked_summary(
     Ok(summary)
 }
 
+/// `shardsim check`: runs the scenario (every configuration of a sweep) and compares its
+/// summary with the baseline, or writes the baseline with `--update`.
 pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     let mut grid = Scenario::load_grid(
         &args.scenario,
@@ -64,65 +66,17 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     };
     let tolerances = Tolerances::resolve(flags, &scenario.check, &args.scenario)?;
     let baseline_path = baseline_path(args, &scenario);
-    if let Some(junit) = &args.junit {
-        for (input, what) in [
-            (&args.scenario, "the scenario"),
-            (&baseline_path, "the baseline"),
-        ] {
-            if same_file(junit, input) {
-                return Err(InputError::flag(
-                    "--junit",
-                    format!(
-                        "{} is {what} check reads: name another file for the report",
-                        junit.display()
-                    ),
-                )
-                .into());
-            }
-        }
-    }
+    refuse_junit_over_inputs(args, &baseline_path)?;
     let shown = baseline_path.display().to_string();
     let baseline = if args.update {
         None
     } else {
-        if !baseline_path.exists() {
-            return Err(InputError::file(
-                &baseline_path,
-                "cannot read the baseline (there is no such file yet): create it with --update",
-            )
-            .into());
-        }
-        let text = crate::input::read_text(
-            &baseline_path,
-            crate::input::MAX_BASELINE_BYTES,
-            "the baseline",
-        )?;
-        Some(crate::check::parse_summary(
-            &baseline_path,
-            &text,
-            &grid.fields,
-        )?)
+        Some(read_baseline(&baseline_path, &grid)?)
     };
     let current_csv = checked_summary(&grid, &args.flags)?;
     let format = output_format(args.format, args.flags.quiet);
     let Some(baseline) = baseline else {
-        let is_summary = |head: &[u8]| {
-            String::from_utf8_lossy(head)
-                .lines()
-                .next()
-                .is_some_and(is_summary_header)
-        };
-        write_file(
-            &baseline_path,
-            &current_csv,
-            &is_summary,
-            args.overwrite,
-            "baseline",
-        )?;
-        if format.is_some() {
-            crate::stdout::print(format!("updated {shown}\n"))?;
-        }
-        return Ok(());
+        return update_baseline(args, &baseline_path, &current_csv, format.is_some());
     };
     let current_text = String::from_utf8(current_csv).expect("the summary is UTF-8");
     let current =
@@ -149,7 +103,81 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         Some(Format::Table) => crate::stdout::print(report::check::render(&outcome, args.verbose))?,
         None => {}
     }
-    let failing: Vec<&crate::check::Move> = moves.iter().filter(|m| outcome.fails(m)).collect();
+    failed_columns(&outcome, &scenario.name, &shown)
+}
+
+/// `--junit` must not name the scenario or the baseline, which check reads.
+fn refuse_junit_over_inputs(args: &CheckArgs, baseline_path: &Path) -> Result<(), InputError> {
+    let Some(junit) = &args.junit else {
+        return Ok(());
+    };
+    for (input, what) in [
+        (args.scenario.as_path(), "the scenario"),
+        (baseline_path, "the baseline"),
+    ] {
+        if same_file(junit, input) {
+            return Err(InputError::flag(
+                "--junit",
+                format!(
+                    "{} is {what} check reads: name another file for the report",
+                    junit.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The committed baseline, read and parsed.
+fn read_baseline(baseline_path: &Path, grid: &Grid) -> Result<crate::check::Summary, InputError> {
+    if !baseline_path.exists() {
+        return Err(InputError::file(
+            baseline_path,
+            "cannot read the baseline (there is no such file yet): create it with --update",
+        ));
+    }
+    let text = crate::input::read_text(
+        baseline_path,
+        crate::input::MAX_BASELINE_BYTES,
+        "the baseline",
+    )?;
+    crate::check::parse_summary(baseline_path, &text, &grid.fields)
+}
+
+/// `--update`: writes this run's summary as the baseline (replacing only a summary).
+fn update_baseline(
+    args: &CheckArgs,
+    baseline_path: &Path,
+    current_csv: &[u8],
+    say: bool,
+) -> anyhow::Result<()> {
+    let is_summary = |head: &[u8]| {
+        String::from_utf8_lossy(head)
+            .lines()
+            .next()
+            .is_some_and(is_summary_header)
+    };
+    write_file(
+        baseline_path,
+        current_csv,
+        &is_summary,
+        args.overwrite,
+        "baseline",
+    )?;
+    if say {
+        crate::stdout::print(format!("updated {}\n", baseline_path.display()))?;
+    }
+    Ok(())
+}
+
+/// Fails (exit 1) naming the columns and shard counts that moved beyond tolerance, if any.
+fn failed_columns(
+    outcome: &report::check::Outcome<'_>,
+    scenario: &str,
+    shown: &str,
+) -> anyhow::Result<()> {
+    let failing: Vec<&crate::check::Move> =
+        outcome.moves.iter().filter(|m| outcome.fails(m)).collect();
     if failing.is_empty() {
         return Ok(());
     }
@@ -159,8 +187,7 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     let mut shards: Vec<u32> = failing.iter().map(|m| m.shards).collect();
     shards.dedup();
     Err(Failed(format!(
-        "{}: {} moved beyond tolerance against {shown}: {} (shard counts {shards:?})",
-        scenario.name,
+        "{scenario}: {} moved beyond tolerance against {shown}: {} (shard counts {shards:?})",
         if failing.len() == 1 {
             "1 value".to_owned()
         } else {

@@ -160,6 +160,34 @@ pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
             ));
         }
     };
+    refuse_unused_hold_fields(table, dist, used)?;
+    // A field `dist` needs, in milliseconds, at least (or above) `min`.
+    let field =
+        |value: Option<f64>, name: &str, min: Min| hold_ms(required(value, name, dist)?, name, min);
+    Ok(match dist {
+        "constant" => HoldDist::Constant {
+            hold_ns: ms_f64_to_ns(field(table.ms, "ms", Min::AtLeast(0.0))?).min(MAX_HOLD_NS),
+        },
+        "exponential" => HoldDist::Exponential {
+            mean_ms: field(table.mean_ms, "mean_ms", Min::Above(0.0))?,
+        },
+        "lognormal" => log_normal_hold(
+            field(table.median_ms, "median_ms", Min::Above(0.0))?,
+            field(table.p99_ms, "p99_ms", Min::Above(0.0))?,
+        )?,
+        _ => uniform_hold(
+            field(table.min_ms, "min_ms", Min::AtLeast(0.0))?,
+            field(table.max_ms, "max_ms", Min::AtLeast(0.0))?,
+        )?,
+    })
+}
+
+/// A field of the hold table that `dist` does not use (it takes `used`) is an error.
+fn refuse_unused_hold_fields(
+    table: &HoldTable,
+    dist: &str,
+    used: &[&str],
+) -> Result<(), FieldError> {
     let fields = [
         ("ms", table.ms),
         ("mean_ms", table.mean_ms),
@@ -168,80 +196,48 @@ pub(super) fn resolve_hold(table: &HoldTable) -> Result<HoldDist, FieldError> {
         ("min_ms", table.min_ms),
         ("max_ms", table.max_ms),
     ];
-    if let Some((field, _)) = fields
+    match fields
         .iter()
         .find(|(f, v)| v.is_some() && !used.contains(f))
     {
-        return Err((
+        Some((field, _)) => Err((
             field.to_string(),
             format!(
                 "not used by dist = \"{dist}\", which takes {}",
                 used.join(" and ")
             ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A log-normal hold of `median` and `p99` ms: the p99 above the median, at most
+/// [`MAX_LOGNORMAL_SPREAD`] times it.
+fn log_normal_hold(median: f64, p99: f64) -> Result<HoldDist, FieldError> {
+    if p99 > median * MAX_LOGNORMAL_SPREAD {
+        return Err((
+            "p99_ms".to_owned(),
+            format!("must be at most {MAX_LOGNORMAL_SPREAD} × median_ms ({median}), got {p99}"),
         ));
     }
-    Ok(match dist {
-        "constant" => {
-            let ms = hold_ms(required(table.ms, "ms", dist)?, "ms", Min::AtLeast(0.0))?;
-            HoldDist::Constant {
-                hold_ns: ms_f64_to_ns(ms).min(MAX_HOLD_NS),
-            }
-        }
-        "exponential" => {
-            let mean_ms = hold_ms(
-                required(table.mean_ms, "mean_ms", dist)?,
-                "mean_ms",
-                Min::Above(0.0),
-            )?;
-            HoldDist::Exponential { mean_ms }
-        }
-        "lognormal" => {
-            let median = hold_ms(
-                required(table.median_ms, "median_ms", dist)?,
-                "median_ms",
-                Min::Above(0.0),
-            )?;
-            let p99 = hold_ms(
-                required(table.p99_ms, "p99_ms", dist)?,
-                "p99_ms",
-                Min::Above(0.0),
-            )?;
-            if p99 > median * MAX_LOGNORMAL_SPREAD {
-                return Err((
-                    "p99_ms".to_owned(),
-                    format!(
-                        "must be at most {MAX_LOGNORMAL_SPREAD} × median_ms ({median}), got {p99}"
-                    ),
-                ));
-            }
-            HoldDist::log_normal(median, p99).ok_or_else(|| {
-                (
-                    "p99_ms".to_owned(),
-                    format!("must be greater than median_ms ({median}), got {p99}"),
-                )
-            })?
-        }
-        _ => {
-            let min = hold_ms(
-                required(table.min_ms, "min_ms", dist)?,
-                "min_ms",
-                Min::AtLeast(0.0),
-            )?;
-            let max = hold_ms(
-                required(table.max_ms, "max_ms", dist)?,
-                "max_ms",
-                Min::AtLeast(0.0),
-            )?;
-            if max < min {
-                return Err((
-                    "max_ms".into(),
-                    format!("must be ≥ min_ms ({min}), got {max}"),
-                ));
-            }
-            HoldDist::Uniform {
-                min_ns: ms_f64_to_ns(min),
-                max_ns: ms_f64_to_ns(max),
-            }
-        }
+    HoldDist::log_normal(median, p99).ok_or_else(|| {
+        (
+            "p99_ms".to_owned(),
+            format!("must be greater than median_ms ({median}), got {p99}"),
+        )
+    })
+}
+
+/// A uniform hold from `min` to `max` ms.
+fn uniform_hold(min: f64, max: f64) -> Result<HoldDist, FieldError> {
+    if max < min {
+        return Err((
+            "max_ms".into(),
+            format!("must be ≥ min_ms ({min}), got {max}"),
+        ));
+    }
+    Ok(HoldDist::Uniform {
+        min_ns: ms_f64_to_ns(min),
+        max_ns: ms_f64_to_ns(max),
     })
 }

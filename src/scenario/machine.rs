@@ -5,7 +5,7 @@
 use super::fields::{
     FieldError, MAX_HOLD_MS, Min, hold_only_field, number, required_number, resolve_hold,
 };
-use super::file::{ClientTable, HoldTable, ScenarioFile};
+use super::file::{ClientTable, HoldTable, MachineTable, ScenarioFile, WalTable};
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::time::{SimTime, ms_f64_to_ns};
@@ -32,70 +32,22 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         machine.and_then(|m| m.idle_wake_cpu_ms),
         "machine.idle_wake_cpu_ms",
     )?;
-    let cpu = file
-        .machine
-        .as_ref()
-        .map(|table| {
-            let cores = table.cores.ok_or_else(|| {
-                (
-                    "machine.cores".to_owned(),
-                    "missing: the cores every update's CPU runs on, e.g. cores = 2".to_owned(),
-                )
-            })?;
-            if cores == 0 || cores > MAX_CORES {
-                return Err((
-                    "machine.cores".to_owned(),
-                    format!("must be from 1 to {MAX_CORES}, got {cores}"),
-                ));
-            }
-            let demand = table.cpu.as_ref().ok_or_else(|| {
-                (
-                    "machine.cpu".to_owned(),
-                    "missing: add [machine.cpu] with the CPU of one update, e.g. dist = \"constant\" and ms = 0.036".to_owned(),
-                )
-            })?;
-            let demand = distribution(demand, "machine.cpu")?;
-            Ok(Cpu { cores, demand })
-        })
-        .transpose()?;
+    let cpu = machine.map(resolve_cpu).transpose()?;
     let wal = file
         .wal
         .as_ref()
-        .map(|table| {
-            let flush_ms = required_number(
-                table.flush_ms,
-                "wal.flush_ms",
-                "how long one WAL flush takes, ms, e.g. flush_ms = 0.087",
-                Min::Above(0.0),
-                MAX_HOLD_MS,
-            )?;
-            let cpu = optional_ms(table.cpu_ms, "wal.cpu_ms")?;
-            if cpu > 0 && file.machine.is_none() {
-                return Err((
-                    "wal.cpu_ms".to_owned(),
-                    "needs [machine]: the cores the flush's leader runs on".to_owned(),
-                ));
-            }
-            Ok::<_, FieldError>(WalModel {
-                flush: ms_f64_to_ns(flush_ms).max(1),
-                cpu,
-                group_commit: table.group_commit.unwrap_or(true),
-            })
-        })
+        .map(|table| resolve_wal(table, machine.is_some()))
         .transpose()?;
-    let overhead = file
-        .client
-        .as_ref()
-        .map(|client| resolve_overhead(client.overhead_ms, client.overhead.as_ref(), "overhead"))
+    let client = file.client.as_ref();
+    let overhead = client
+        .map(|c| resolve_overhead(c.overhead_ms, c.overhead.as_ref(), "overhead"))
         .transpose()?
         .flatten();
-    let idle_overhead = file
-        .client
-        .as_ref()
-        .map(|client| {
+    let idle_overhead = client
+        .map(|c| {
             resolve_overhead(
-                client.idle_overhead_ms,
-                client.idle_overhead.as_ref(),
+                c.idle_overhead_ms,
+                c.idle_overhead.as_ref(),
                 "idle_overhead",
             )
         })
@@ -112,6 +64,54 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         wal,
         overhead,
         idle_overhead,
+    })
+}
+
+/// `[machine]`'s cores and `[machine.cpu]`, the CPU one update needs on them.
+fn resolve_cpu(table: &MachineTable) -> Result<Cpu, FieldError> {
+    let cores = table.cores.ok_or_else(|| {
+        (
+            "machine.cores".to_owned(),
+            "missing: the cores every update's CPU runs on, e.g. cores = 2".to_owned(),
+        )
+    })?;
+    if cores == 0 || cores > MAX_CORES {
+        return Err((
+            "machine.cores".to_owned(),
+            format!("must be from 1 to {MAX_CORES}, got {cores}"),
+        ));
+    }
+    let demand = table.cpu.as_ref().ok_or_else(|| {
+        (
+            "machine.cpu".to_owned(),
+            "missing: add [machine.cpu] with the CPU of one update, e.g. dist = \"constant\" and ms = 0.036".to_owned(),
+        )
+    })?;
+    let demand = distribution(demand, "machine.cpu")?;
+    Ok(Cpu { cores, demand })
+}
+
+/// `[wal]`: the flush, its leader's CPU (which needs `[machine]`'s cores, `has_cores`) and
+/// group commit.
+fn resolve_wal(table: &WalTable, has_cores: bool) -> Result<WalModel, FieldError> {
+    let flush_ms = required_number(
+        table.flush_ms,
+        "wal.flush_ms",
+        "how long one WAL flush takes, ms, e.g. flush_ms = 0.087",
+        Min::Above(0.0),
+        MAX_HOLD_MS,
+    )?;
+    let cpu = optional_ms(table.cpu_ms, "wal.cpu_ms")?;
+    if cpu > 0 && !has_cores {
+        return Err((
+            "wal.cpu_ms".to_owned(),
+            "needs [machine]: the cores the flush's leader runs on".to_owned(),
+        ));
+    }
+    Ok(WalModel {
+        flush: ms_f64_to_ns(flush_ms).max(1),
+        cpu,
+        group_commit: table.group_commit.unwrap_or(true),
     })
 }
 
