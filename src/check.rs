@@ -210,75 +210,110 @@ pub fn parse_summary(path: &Path, text: &str, swept: &[String]) -> Result<Summar
         .headers()
         .map_err(|err| InputError::trace(path, 1, format!("malformed CSV header: {err}")))?
         .clone();
-    // A swept field may also be a column of its own (a sweep over `policy`).
-    for (at, column) in header.iter().enumerate() {
-        let repeated = header.iter().take(at).any(|earlier| earlier == column);
-        if repeated && !swept.iter().any(|field| field == column) {
-            return Err(InputError::trace(
-                path,
-                1,
-                format!(
-                    "the header names the column {:?} twice: each column once",
-                    clip(column)
-                ),
-            ));
-        }
-    }
-    let index = |column: &str| header.iter().position(|h| h == column);
-    let mode_at = index("mode");
-    let policy_at = index("policy");
-    let swept_at = swept
-        .iter()
-        .map(|field| {
-            index(field).ok_or_else(|| {
-                InputError::trace(
-                    path,
-                    1,
-                    format!(
-                        "the header has no {:?} column, which this sweep varies; regenerate the baseline with --update",
-                        clip(field)
-                    ),
-                )
-            })
-        })
-        .collect::<Result<Vec<usize>, InputError>>()?;
-    let shards_at = index("shards").ok_or_else(|| {
-        InputError::trace(
-            path,
-            1,
-            "the header has no shards column: is this a summary.csv?",
-        )
-    })?;
-    let mut positions = Vec::new();
-    for (column, _) in compared() {
-        if ADDED_LATER.contains(&column) && index(column).is_none() {
-            positions.push((column, usize::MAX));
-            continue;
-        }
-        let at = index(column).ok_or_else(|| {
-            InputError::trace(
-                path,
-                1,
-                format!("the header has no {column} column; regenerate the baseline with --update"),
-            )
-        })?;
-        positions.push((column, at));
-    }
+    let columns = Columns::find(path, &header, swept)?;
     let mut summary = Summary::new();
     for (number, record) in reader.records().enumerate() {
         let line = number as u64 + 2;
         let record =
             record.map_err(|err| InputError::trace(path, line, format!("malformed CSV: {err}")))?;
+        let (id, values) = columns.read_row(path, line, &record, swept)?;
+        if summary.insert(id.clone(), values).is_some() {
+            return Err(InputError::trace(
+                path,
+                line,
+                format!(
+                    "shard count {} of policy {:?} appears twice",
+                    id.1,
+                    clip(&id.0)
+                ),
+            ));
+        }
+    }
+    Ok(summary)
+}
+
+/// Where a summary's columns are: the row's identity and every compared column.
+struct Columns {
+    mode: Option<usize>,
+    policy: Option<usize>,
+    swept: Vec<usize>,
+    shards: usize,
+    /// Each compared column's position ([`usize::MAX`]: a column added later, missing from an
+    /// older baseline, read as empty).
+    compared: Vec<(&'static str, usize)>,
+}
+
+impl Columns {
+    /// Finds the columns in `header`, each by name, refusing a repeated one.
+    fn find(
+        path: &Path,
+        header: &csv::StringRecord,
+        swept: &[String],
+    ) -> Result<Columns, InputError> {
+        let at_line_1 = |message: String| InputError::trace(path, 1, message);
+        // A swept field may also be a column of its own (a sweep over `policy`).
+        for (at, column) in header.iter().enumerate() {
+            let repeated = header.iter().take(at).any(|earlier| earlier == column);
+            if repeated && !swept.iter().any(|field| field == column) {
+                return Err(at_line_1(format!(
+                    "the header names the column {:?} twice: each column once",
+                    clip(column)
+                )));
+            }
+        }
+        let index = |column: &str| header.iter().position(|h| h == column);
+        let swept = swept
+            .iter()
+            .map(|field| {
+                index(field).ok_or_else(|| at_line_1(format!(
+                    "the header has no {:?} column, which this sweep varies; regenerate the baseline with --update",
+                    clip(field)
+                )))
+            })
+            .collect::<Result<Vec<usize>, InputError>>()?;
+        let shards = index("shards").ok_or_else(|| {
+            at_line_1("the header has no shards column: is this a summary.csv?".into())
+        })?;
+        let mut compared = Vec::new();
+        for (column, _) in self::compared() {
+            let at = match index(column) {
+                Some(at) => at,
+                None if ADDED_LATER.contains(&column) => usize::MAX,
+                None => {
+                    return Err(at_line_1(format!(
+                        "the header has no {column} column; regenerate the baseline with --update"
+                    )));
+                }
+            };
+            compared.push((column, at));
+        }
+        Ok(Columns {
+            mode: index("mode"),
+            policy: index("policy"),
+            swept,
+            shards,
+            compared,
+        })
+    }
+
+    /// One row's identity and compared values (`None` where empty).
+    fn read_row(
+        &self,
+        path: &Path,
+        line: u64,
+        record: &csv::StringRecord,
+        swept: &[String],
+    ) -> Result<(RowId, BTreeMap<&'static str, Option<f64>>), InputError> {
         let field = |at: usize| record.get(at).unwrap_or_default();
-        let shards: u32 = field(shards_at).parse().map_err(|_| {
+        let shards: u32 = field(self.shards).parse().map_err(|_| {
             InputError::trace(
                 path,
                 line,
-                format!("shards {:?} is not a shard count", clip(field(shards_at))),
+                format!("shards {:?} is not a shard count", clip(field(self.shards))),
             )
         })?;
         let mut values = BTreeMap::new();
-        for &(column, at) in &positions {
+        for &(column, at) in &self.compared {
             let text = field(at);
             let value = if text.is_empty() {
                 None
@@ -297,31 +332,20 @@ pub fn parse_summary(path: &Path, text: &str, swept: &[String]) -> Result<Summar
             };
             values.insert(column, value);
         }
-        let adaptive = mode_at.is_some_and(|at| field(at) == "adaptive");
-        let mut policy = policy_at.map_or_else(String::new, |at| field(at).to_owned());
+        let adaptive = self.mode.is_some_and(|at| field(at) == "adaptive");
+        let mut policy = self
+            .policy
+            .map_or_else(String::new, |at| field(at).to_owned());
         if !swept.is_empty() {
             let configuration: Vec<String> = swept
                 .iter()
-                .zip(&swept_at)
+                .zip(&self.swept)
                 .map(|(name, &at)| format!("{name}={}", field(at)))
                 .collect();
             policy = format!("{} {policy}", configuration.join(" "));
         }
-        if summary
-            .insert((policy.clone(), shards, adaptive), values)
-            .is_some()
-        {
-            return Err(InputError::trace(
-                path,
-                line,
-                format!(
-                    "shard count {shards} of policy {:?} appears twice",
-                    clip(&policy)
-                ),
-            ));
-        }
+        Ok(((policy, shards, adaptive), values))
     }
-    Ok(summary)
 }
 
 /// Compares this run with the baseline; both must cover the same shard counts.
@@ -336,6 +360,66 @@ pub fn compare(
         summary.keys().any(|id| Some(&id.0) != first)
     };
     let compares = several(baseline) || several(current);
+    if baseline.keys().ne(current.keys()) {
+        let message = mismatch(baseline, current, compares);
+        return Err(InputError::file(baseline_path, message));
+    }
+    let mut moves = Vec::new();
+    for (id, values) in current {
+        let policy = compares.then(|| id.0.clone());
+        for (column, direction) in compared() {
+            let (old, new) = (baseline[id][column], values[column]);
+            if old.is_none() && new.is_none() {
+                continue;
+            }
+            let (status, limit) = judge(column, direction, old, new, tolerances);
+            moves.push(Move {
+                policy: policy.clone(),
+                shards: id.1,
+                adaptive: id.2,
+                column,
+                old,
+                new,
+                limit,
+                status,
+            });
+        }
+    }
+    Ok(moves)
+}
+
+/// How a column moved from `old` to `new`, and the tolerance it was judged by. A value that
+/// appears or disappears is a change of scenario (a behaviour was switched on or off).
+fn judge(
+    column: &str,
+    direction: Direction,
+    old: Option<f64>,
+    new: Option<f64>,
+    tolerances: &Tolerances,
+) -> (Status, f64) {
+    let (Some(before), Some(after)) = (old, new) else {
+        return (Status::Changed, 0.0);
+    };
+    let limit = tolerances.limit(column, before);
+    let beyond = (after - before).abs() > limit;
+    let worse = match direction {
+        Direction::LowerIsBetter => Some(after > before),
+        Direction::HigherIsBetter => Some(after < before),
+        Direction::Fixed | Direction::Unchecked => None,
+    };
+    let status = match (beyond, worse) {
+        _ if before == after => Status::Unchanged,
+        (false, _) => Status::Within,
+        (true, Some(true)) => Status::Regression,
+        (true, Some(false)) => Status::Improvement,
+        (true, None) => Status::Changed,
+    };
+    (status, limit)
+}
+
+/// Why a baseline and this run cover different rows: another policy, none named, or other
+/// shard counts.
+fn mismatch(baseline: &Summary, current: &Summary, compares: bool) -> String {
     let label = |(policy, shards, adaptive): &RowId| {
         let row = if *adaptive {
             "adaptive".to_owned()
@@ -355,83 +439,30 @@ pub fn compare(
             .collect::<Vec<String>>()
             .join(", ")
     };
-    if baseline.keys().ne(current.keys()) {
-        let (old, new) = (names(baseline), names(current));
-        let policies = |summary: &Summary| -> Vec<String> {
-            let mut policies: Vec<String> = summary.keys().map(|id| id.0.clone()).collect();
-            policies.dedup();
-            policies
-        };
-        let message = if old == new && policies(baseline) == [String::new()] {
-            format!(
-                "names no policy (its policy column is missing or empty) but the run is for {:?}; regenerate the baseline with --update",
-                clip(&policies(current).join(","))
-            )
-        } else if old == new {
-            format!(
-                "is for policy {:?} but the run is for {:?}; pass the baseline's --policy, or --update the baseline",
-                clip(&policies(baseline).join(",")),
-                clip(&policies(current).join(","))
-            )
-        } else {
-            format!(
-                "has shard counts [{}] but the run has [{}]; compare like with like or --update the baseline",
-                clip(&old),
-                clip(&new)
-            )
-        };
-        return Err(InputError::file(baseline_path, message));
+    let policies = |summary: &Summary| -> Vec<String> {
+        let mut policies: Vec<String> = summary.keys().map(|id| id.0.clone()).collect();
+        policies.dedup();
+        policies
+    };
+    let (old, new) = (names(baseline), names(current));
+    if old == new && policies(baseline) == [String::new()] {
+        format!(
+            "names no policy (its policy column is missing or empty) but the run is for {:?}; regenerate the baseline with --update",
+            clip(&policies(current).join(","))
+        )
+    } else if old == new {
+        format!(
+            "is for policy {:?} but the run is for {:?}; pass the baseline's --policy, or --update the baseline",
+            clip(&policies(baseline).join(",")),
+            clip(&policies(current).join(","))
+        )
+    } else {
+        format!(
+            "has shard counts [{}] but the run has [{}]; compare like with like or --update the baseline",
+            clip(&old),
+            clip(&new)
+        )
     }
-    let mut moves = Vec::new();
-    for (id, values) in current {
-        let (shards, adaptive) = (id.1, id.2);
-        let policy = compares.then(|| id.0.clone());
-        for (column, direction) in compared() {
-            let (before, after) = match (baseline[id][column], values[column]) {
-                (Some(before), Some(after)) => (before, after),
-                (None, None) => continue,
-                (old, new) => {
-                    // A behaviour was switched on or off: the scenario changed.
-                    moves.push(Move {
-                        policy: policy.clone(),
-                        shards,
-                        adaptive,
-                        column,
-                        old,
-                        new,
-                        limit: 0.0,
-                        status: Status::Changed,
-                    });
-                    continue;
-                }
-            };
-            let limit = tolerances.limit(column, before);
-            let beyond = (after - before).abs() > limit;
-            let worse = match direction {
-                Direction::LowerIsBetter => Some(after > before),
-                Direction::HigherIsBetter => Some(after < before),
-                Direction::Fixed | Direction::Unchecked => None,
-            };
-            let status = match (beyond, worse) {
-                _ if before == after => Status::Unchanged,
-                (false, _) => Status::Within,
-                (true, Some(true)) => Status::Regression,
-                (true, Some(false)) => Status::Improvement,
-                (true, None) => Status::Changed,
-            };
-            moves.push(Move {
-                policy: policy.clone(),
-                shards,
-                adaptive,
-                column,
-                old: Some(before),
-                new: Some(after),
-                limit,
-                status,
-            });
-        }
-    }
-    Ok(moves)
 }
 
 #[cfg(test)]

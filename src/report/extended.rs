@@ -2,7 +2,7 @@
 //! means over replications of the counts, and pooled waits. Shared by the CSV files, the
 //! terminal, the report page and the charts.
 
-use crate::model::ShardRun;
+use crate::model::{ExtendedRun, ShardRun};
 use crate::report::SummaryRow;
 use crate::report::units::{self, count, duration as ms, quantity, quantity as compact};
 use crate::scenario::Scenario;
@@ -108,126 +108,140 @@ pub struct ExtendedSummary {
 /// The figures of `runs` (one shard count's replications), when the scenario has any of the
 /// behaviours.
 pub fn summarize_extended(scenario: &Scenario, runs: &[ShardRun]) -> Option<ExtendedSummary> {
-    let extended: Vec<_> = runs
+    let extended: Vec<&ExtendedRun> = runs
         .iter()
         .filter_map(|run| run.extended.as_ref())
         .collect();
-    if extended.is_empty() {
-        return None;
-    }
+    let first = extended.first()?;
     let duration_s = scenario.duration_s();
-    let n = extended.len() as f64;
-    let mean = |value: &dyn Fn(usize) -> Option<f64>| -> f64 {
-        (0..extended.len()).filter_map(value).sum::<f64>() / n
-    };
-    let client = extended[0].client.map(|_| {
-        let field = |get: fn(&crate::model::clients::ClientCounts) -> u64| {
-            mean(&|i| extended[i].client.map(|c| get(&c.counts) as f64))
-        };
-        let likes = field(|c| c.likes);
-        let attempts = field(|c| c.attempts);
-        let succeeded = field(|c| c.succeeded);
-        ClientSummary {
-            likes,
-            attempts,
-            timeouts: field(|c| c.timeouts),
-            failed: field(|c| c.failed),
-            succeeded,
-            pending: field(|c| c.pending),
-            duplicates: field(|c| c.duplicates),
-            drift: mean(&|i| extended[i].client.map(|c| c.drift as f64)),
-            amplification: if likes > 0.0 { attempts / likes } else { 0.0 },
-            goodput_per_s: succeeded / duration_s,
-            attempts_per_s: attempts / duration_s,
-            likes_per_s: likes / duration_s,
-        }
-    });
-    let batching = extended[0].batching.as_ref().map(|_| {
-        let field = |get: fn(&crate::model::BatchRun) -> f64| {
-            mean(&|i| extended[i].batching.as_ref().map(get))
-        };
-        let mut delays = WaitStats::new();
-        for run in &extended {
-            if let Some(batch) = &run.batching {
-                delays += &batch.delays;
-            }
-        }
-        let likes = field(|b| b.likes as f64);
-        let db_writes = field(|b| b.db_writes as f64);
-        BatchSummary {
-            likes,
-            db_writes,
-            db_writes_per_s: db_writes / duration_s,
-            likes_per_s: likes / duration_s,
-            flushed: field(|b| b.flushed_likes as f64),
-            lost: field(|b| b.lost as f64),
-            pending: field(|b| b.pending as f64),
-            at_risk_mean: field(|b| b.at_risk_mean),
-            at_risk_max: field(|b| b.at_risk_max as f64),
-            delay: delays.summary(),
-        }
-    });
-    let pool = extended[0].pool.as_ref().map(|first| {
-        let mut like_waits = WaitStats::new();
-        let mut all = WaitStats::new();
-        let mut each: Vec<WaitStats> = vec![WaitStats::new(); first.neighbour_waits.len()];
-        for run in &extended {
-            let Some(pool) = &run.pool else { continue };
-            like_waits += &pool.like_waits;
-            for (index, (_, waits)) in pool.neighbour_waits.iter().enumerate() {
-                each[index] += waits;
-                all += waits;
-            }
-        }
-        PoolSummary {
-            like_wait: like_waits.summary(),
-            neighbour_wait: all.summary(),
-            neighbours: first
-                .neighbour_waits
-                .iter()
-                .zip(&each)
-                .map(|((name, _), waits)| (name.clone(), waits.summary()))
-                .collect(),
-        }
-    });
-    let reads = extended[0].reads.as_ref().map(|_| {
-        let feed = f64::from(scenario.features.reads.map_or(1, |r| r.feed_size));
-        let (mut likes, mut ages, mut locks) =
-            (WaitStats::new(), WaitStats::new(), WaitStats::new());
-        let (mut key_reads, mut rows, mut hits) = (0u64, 0u64, 0u64);
-        for run in &extended {
-            let Some(r) = &run.reads else { continue };
-            likes += &r.staleness_likes;
-            ages += &r.staleness;
-            locks += &r.lock_waits;
-            key_reads += r.key_reads;
-            rows += r.rows_touched;
-            hits += r.cache_hits;
-        }
-        let measured_s = scenario.measured_duration_s() * n;
-        let per_read = |value: u64| {
-            if key_reads > 0 {
-                value as f64 / key_reads as f64
-            } else {
-                0.0
-            }
-        };
-        ReadSummary {
-            requests_per_s: key_reads as f64 / feed / measured_s,
-            rows_touched_per_s: rows as f64 / measured_s,
-            rows_per_read: per_read(rows),
-            cache_hit_ratio: per_read(hits),
-            staleness_likes: likes.summary(),
-            staleness: ages.summary(),
-            lock_wait: locks.summary(),
-        }
-    });
     Some(ExtendedSummary {
-        client,
-        batching,
-        pool,
-        reads,
+        client: first
+            .client
+            .map(|_| summarize_clients(&extended, duration_s)),
+        batching: first
+            .batching
+            .as_ref()
+            .map(|_| summarize_batching(&extended, duration_s)),
+        pool: first
+            .pool
+            .as_ref()
+            .map(|pool| summarize_pool(&extended, pool)),
+        reads: first
+            .reads
+            .as_ref()
+            .map(|_| summarize_reads(scenario, &extended)),
     })
+}
+
+/// The mean over the replications of `value` (of those that have it).
+fn mean_over(extended: &[&ExtendedRun], value: impl Fn(&ExtendedRun) -> Option<f64>) -> f64 {
+    extended.iter().filter_map(|run| value(run)).sum::<f64>() / extended.len() as f64
+}
+
+/// Timeouts and retries, averaged over the replications.
+fn summarize_clients(extended: &[&ExtendedRun], duration_s: f64) -> ClientSummary {
+    let field = |get: fn(&crate::model::clients::ClientCounts) -> u64| {
+        mean_over(extended, |run| run.client.map(|c| get(&c.counts) as f64))
+    };
+    let likes = field(|c| c.likes);
+    let attempts = field(|c| c.attempts);
+    let succeeded = field(|c| c.succeeded);
+    ClientSummary {
+        likes,
+        attempts,
+        timeouts: field(|c| c.timeouts),
+        failed: field(|c| c.failed),
+        succeeded,
+        pending: field(|c| c.pending),
+        duplicates: field(|c| c.duplicates),
+        drift: mean_over(extended, |run| run.client.map(|c| c.drift as f64)),
+        amplification: if likes > 0.0 { attempts / likes } else { 0.0 },
+        goodput_per_s: succeeded / duration_s,
+        attempts_per_s: attempts / duration_s,
+        likes_per_s: likes / duration_s,
+    }
+}
+
+/// Write batching, averaged over the replications (the delays pooled).
+fn summarize_batching(extended: &[&ExtendedRun], duration_s: f64) -> BatchSummary {
+    let field = |get: fn(&crate::model::BatchRun) -> f64| {
+        mean_over(extended, |run| run.batching.as_ref().map(get))
+    };
+    let mut delays = WaitStats::new();
+    for batch in extended.iter().filter_map(|run| run.batching.as_ref()) {
+        delays += &batch.delays;
+    }
+    let likes = field(|b| b.likes as f64);
+    let db_writes = field(|b| b.db_writes as f64);
+    BatchSummary {
+        likes,
+        db_writes,
+        db_writes_per_s: db_writes / duration_s,
+        likes_per_s: likes / duration_s,
+        flushed: field(|b| b.flushed_likes as f64),
+        lost: field(|b| b.lost as f64),
+        pending: field(|b| b.pending as f64),
+        at_risk_mean: field(|b| b.at_risk_mean),
+        at_risk_max: field(|b| b.at_risk_max as f64),
+        delay: delays.summary(),
+    }
+}
+
+/// The pool's waits, pooled over the replications: the likes', every neighbour's, and each
+/// neighbour's (named as in `first`).
+fn summarize_pool(extended: &[&ExtendedRun], first: &crate::model::PoolRun) -> PoolSummary {
+    let mut like_waits = WaitStats::new();
+    let mut all = WaitStats::new();
+    let mut each: Vec<WaitStats> = vec![WaitStats::new(); first.neighbour_waits.len()];
+    for pool in extended.iter().filter_map(|run| run.pool.as_ref()) {
+        like_waits += &pool.like_waits;
+        for (index, (_, waits)) in pool.neighbour_waits.iter().enumerate() {
+            each[index] += waits;
+            all += waits;
+        }
+    }
+    PoolSummary {
+        like_wait: like_waits.summary(),
+        neighbour_wait: all.summary(),
+        neighbours: first
+            .neighbour_waits
+            .iter()
+            .zip(&each)
+            .map(|((name, _), waits)| (name.clone(), waits.summary()))
+            .collect(),
+    }
+}
+
+/// The read path, pooled over the replications.
+fn summarize_reads(scenario: &Scenario, extended: &[&ExtendedRun]) -> ReadSummary {
+    let feed = f64::from(scenario.features.reads.map_or(1, |r| r.feed_size));
+    let (mut likes, mut ages, mut locks) = (WaitStats::new(), WaitStats::new(), WaitStats::new());
+    let (mut key_reads, mut rows, mut hits) = (0u64, 0u64, 0u64);
+    for r in extended.iter().filter_map(|run| run.reads.as_ref()) {
+        likes += &r.staleness_likes;
+        ages += &r.staleness;
+        locks += &r.lock_waits;
+        key_reads += r.key_reads;
+        rows += r.rows_touched;
+        hits += r.cache_hits;
+    }
+    let measured_s = scenario.measured_duration_s() * extended.len() as f64;
+    let per_read = |value: u64| {
+        if key_reads > 0 {
+            value as f64 / key_reads as f64
+        } else {
+            0.0
+        }
+    };
+    ReadSummary {
+        requests_per_s: key_reads as f64 / feed / measured_s,
+        rows_touched_per_s: rows as f64 / measured_s,
+        rows_per_read: per_read(rows),
+        cache_hit_ratio: per_read(hits),
+        staleness_likes: likes.summary(),
+        staleness: ages.summary(),
+        lock_wait: locks.summary(),
+    }
 }
 
 /// A small table of text cells for the terminal and the report page.
