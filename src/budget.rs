@@ -109,38 +109,8 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let live_engines = variant_count * in_flight;
     let windows = scenario.window_count() as u64;
     let window_bytes = windows * size_of::<WindowRow>() as u64;
-    let features = &scenario.features;
-    let neighbours = features
-        .pool
-        .as_ref()
-        .map_or(0, |pool| pool.neighbours.len());
-    // The first replication keeps its waits' histogram; the others keep only their summary.
-    // The behaviours' histograms are pooled over replications, so every run keeps those.
-    let pooled = if features.is_empty() {
-        0
-    } else {
-        6 + neighbours as u64
-    };
-    let first_run = (1 + pooled) * HISTOGRAM_BYTES;
-    let later_run = FROZEN_RUN_BYTES + pooled * HISTOGRAM_BYTES;
+    let (first_run, later_run) = run_bytes(scenario);
     let arrivals = scenario.expected_arrivals() as f64;
-    let (keys, key_rows) = touched_keys_and_rows(scenario, &variants, arrivals);
-    let key_tables = if scenario.key_count() > 1 {
-        KEY_HISTOGRAMS * KEY_HISTOGRAM_BYTES
-    } else {
-        0
-    };
-    let random_lines = if scenario.machine.grant_order == GrantOrder::Random {
-        (keys + key_rows) * RANDOM_LINE_BYTES
-    } else {
-        0
-    };
-    let rows = keys * KEY_BYTES
-        + key_rows * ROW_BYTES
-        + random_lines
-        + key_tables
-        + HISTOGRAM_BYTES
-        + WINDOW_LIST_BYTES;
     let trace_keys = match &scenario.arrivals {
         ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
         ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
@@ -152,14 +122,6 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     } else {
         0
     };
-    // A trace's extra copies wait in a heap for up to the jitter (one replay per replication).
-    let copies_waiting = match &scenario.arrivals {
-        ArrivalPlan::Trace(info) if info.traffic.scale > 1.0 => {
-            let waiting = scenario.peak_total_per_s() * info.traffic.jitter as f64 / 1e9 + 1.0;
-            in_flight * waiting.ceil() as u64 * PENDING_COPY_BYTES
-        }
-        ArrivalPlan::Trace(_) | ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
-    };
     let parts: [(&'static str, u64); 6] = [
         (
             "window_s",
@@ -169,24 +131,22 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
             "replications",
             variant_count * (first_run + replications.saturating_sub(1) * later_run),
         ),
-        ("keys.count", live_engines * rows),
+        (
+            "keys.count",
+            live_engines * engine_rows_bytes(scenario, &variants, arrivals),
+        ),
         ("arrivals.trace", trace_keys),
         ("duration_s", late_waits),
-        ("arrivals.jitter_ms", copies_waiting),
+        (
+            "arrivals.jitter_ms",
+            copies_waiting_bytes(scenario, in_flight),
+        ),
     ];
     let largest = parts
         .iter()
         .copied()
         .max_by_key(|&(_, bytes)| bytes)
         .unwrap_or(("shards", 0));
-    let retries = features
-        .client
-        .as_ref()
-        .map_or(1.0, |c| 1.0 + f64::from(c.retries));
-    let reads = scenario.read_segments.as_deref().map_or(0.0, over_segments);
-    let neighbour_requests: f64 = features.pool.as_ref().map_or(0.0, |pool| {
-        pool.neighbours.iter().map(|n| n.rate_per_s).sum::<f64>() * scenario.duration_s()
-    });
     Estimate {
         fixed_bytes: parts.iter().map(|&(_, bytes)| bytes).sum(),
         largest,
@@ -196,10 +156,75 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         } else {
             QUEUED_BYTES
         },
-        requests: (arrivals * retries + reads + neighbour_requests)
-            * variant_count as f64
-            * replications as f64,
+        requests: requests_per_run(scenario, arrivals) * variant_count as f64 * replications as f64,
     }
+}
+
+/// What one shard count's results keep: the first replication's (its waits' histogram and
+/// the behaviours'), and each later one's (its summary and the behaviours' histograms, which
+/// are pooled over replications).
+fn run_bytes(scenario: &Scenario) -> (u64, u64) {
+    let features = &scenario.features;
+    let neighbours = features
+        .pool
+        .as_ref()
+        .map_or(0, |pool| pool.neighbours.len());
+    let pooled = if features.is_empty() {
+        0
+    } else {
+        6 + neighbours as u64
+    };
+    (
+        (1 + pooled) * HISTOGRAM_BYTES,
+        FROZEN_RUN_BYTES + pooled * HISTOGRAM_BYTES,
+    )
+}
+
+/// What one engine's rows and per-key figures take, for `arrivals` expected arrivals.
+fn engine_rows_bytes(scenario: &Scenario, variants: &[Variant], arrivals: f64) -> u64 {
+    let (keys, key_rows) = touched_keys_and_rows(scenario, variants, arrivals);
+    let key_tables = if scenario.key_count() > 1 {
+        KEY_HISTOGRAMS * KEY_HISTOGRAM_BYTES
+    } else {
+        0
+    };
+    let random_lines = if scenario.machine.grant_order == GrantOrder::Random {
+        (keys + key_rows) * RANDOM_LINE_BYTES
+    } else {
+        0
+    };
+    keys * KEY_BYTES
+        + key_rows * ROW_BYTES
+        + random_lines
+        + key_tables
+        + HISTOGRAM_BYTES
+        + WINDOW_LIST_BYTES
+}
+
+/// A trace's extra copies waiting in a heap for up to the jitter (one replay per replication
+/// in flight).
+fn copies_waiting_bytes(scenario: &Scenario, in_flight: u64) -> u64 {
+    match &scenario.arrivals {
+        ArrivalPlan::Trace(info) if info.traffic.scale > 1.0 => {
+            let waiting = scenario.peak_total_per_s() * info.traffic.jitter as f64 / 1e9 + 1.0;
+            in_flight * waiting.ceil() as u64 * PENDING_COPY_BYTES
+        }
+        ArrivalPlan::Trace(_) | ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
+    }
+}
+
+/// The requests one run serves: the likes with every retry, the reads and the neighbours'.
+fn requests_per_run(scenario: &Scenario, arrivals: f64) -> f64 {
+    let features = &scenario.features;
+    let retries = features
+        .client
+        .as_ref()
+        .map_or(1.0, |c| 1.0 + f64::from(c.retries));
+    let reads = scenario.read_segments.as_deref().map_or(0.0, over_segments);
+    let neighbour_requests: f64 = features.pool.as_ref().map_or(0.0, |pool| {
+        pool.neighbours.iter().map(|n| n.rate_per_s).sum::<f64>() * scenario.duration_s()
+    });
+    arrivals * retries + reads + neighbour_requests
 }
 
 /// The keys one engine is expected to touch and the rows they hold (the most of any variant).

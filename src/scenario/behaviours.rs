@@ -295,44 +295,38 @@ pub(super) fn resolve_adaptive(
     })
 }
 
-pub(super) fn resolve_reads(
+/// The reads' rate over time: `rate_per_s` for the whole period (beside synthetic likes or a
+/// closed loop's clients), or `per_write` times the likes' profile.
+fn read_segments(
     table: &ReadsTable,
-    hold: &HoldDist,
     arrivals: &ArrivalPlan,
     horizon: SimTime,
-) -> Result<(Reads, Vec<RateSegment>), FieldError> {
-    let segments = match (table.rate_per_s, table.per_write) {
-        (Some(_), None) if matches!(arrivals, ArrivalPlan::Trace(_)) => {
-            return Err((
-                "reads".into(),
-                "need synthetic likes (rate_per_s, profile or clients): a trace has no read stream"
-                    .into(),
-            ));
+) -> Result<Vec<RateSegment>, FieldError> {
+    let no_trace = || {
+        Err((
+            "reads".into(),
+            "need synthetic likes (rate_per_s, profile or clients): a trace has no read stream"
+                .into(),
+        ))
+    };
+    let segments = match (table.rate_per_s, table.per_write, arrivals) {
+        (Some(_), None, ArrivalPlan::Trace(_)) | (None, Some(_), ArrivalPlan::Trace(_)) => {
+            return no_trace();
         }
-        (Some(rate), None) => {
+        (Some(rate), None, _) => {
             let rate = check_rate(rate).map_err(|m| ("reads.rate_per_s".to_owned(), m))?;
             vec![RateSegment {
                 end: horizon,
                 rate_per_s: rate,
             }]
         }
-        (None, Some(_)) if matches!(arrivals, ArrivalPlan::Closed(_)) => {
+        (None, Some(_), ArrivalPlan::Closed(_)) => {
             return Err((
                 "reads.per_write".into(),
                 "scales the like rate, which a closed loop of clients does not fix in advance: give reads.rate_per_s".into(),
             ));
         }
-        (None, Some(_)) if !matches!(arrivals, ArrivalPlan::Poisson { .. }) => {
-            return Err((
-                "reads".into(),
-                "need synthetic likes (rate_per_s, profile or clients): a trace has no read stream"
-                    .into(),
-            ));
-        }
-        (None, Some(per_write)) => {
-            let ArrivalPlan::Poisson { segments } = arrivals else {
-                unreachable!("checked above")
-            };
+        (None, Some(per_write), ArrivalPlan::Poisson { segments }) => {
             let per_write = number(per_write, Min::AtLeast(0.0), 1e6)
                 .map_err(|m| ("reads.per_write".to_owned(), m))?;
             segments
@@ -356,6 +350,17 @@ pub(super) fn resolve_reads(
             format!("gives more than {MAX_RATE_PER_S} reads a second"),
         ));
     }
+    Ok(segments)
+}
+
+/// `[reads]`: how reads are served, and their rate over time.
+pub(super) fn resolve_reads(
+    table: &ReadsTable,
+    hold: &HoldDist,
+    arrivals: &ArrivalPlan,
+    horizon: SimTime,
+) -> Result<(Reads, Vec<RateSegment>), FieldError> {
+    let segments = read_segments(table, arrivals, horizon)?;
     let mode = match table.mode.as_deref().unwrap_or("sum") {
         "sum" => ReadMode::Sum,
         "cached" => ReadMode::Cached,

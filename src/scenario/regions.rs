@@ -49,69 +49,9 @@ pub(super) fn resolve_regions(
 
 fn resolve_table(table: &RegionsTable) -> Result<RegionsPlan, FieldError> {
     let field = |name: &str| format!("regions.{name}");
-    let names = table.names.clone().unwrap_or_default();
-    if names.len() < 2 || names.len() > MAX_REGIONS {
-        return Err((
-            field("names"),
-            format!("list 2 to {MAX_REGIONS} region names, e.g. [\"mumbai\", \"singapore\"]"),
-        ));
-    }
-    for (i, name) in names.iter().enumerate() {
-        if name.trim().is_empty() || names[..i].contains(name) {
-            return Err((
-                field("names"),
-                format!("{name:?} is empty or repeated: name each region once"),
-            ));
-        }
-    }
-    let shares = table.shares.clone().unwrap_or_default();
-    if shares.len() != names.len() {
-        return Err((
-            field("shares"),
-            format!(
-                "give one share per region ({} names, {} shares)",
-                names.len(),
-                shares.len()
-            ),
-        ));
-    }
-    for &share in &shares {
-        number(share, Min::Above(0.0), 1.0).map_err(|m| (field("shares"), m))?;
-    }
-    let total: f64 = shares.iter().sum();
-    if (total - 1.0).abs() > 1e-6 {
-        return Err((field("shares"), format!("must sum to 1, got {total}")));
-    }
-    let rules: Vec<String> = match &table.replication {
-        Some(ReplicationList::One(rule)) => vec![rule.clone()],
-        Some(ReplicationList::Many(rules)) => rules.clone(),
-        None => Vec::new(),
-    };
-    let mut replications = Vec::with_capacity(rules.len());
-    for rule in &rules {
-        let replication = match rule.as_str() {
-            "g-counter" => Replication::GCounter,
-            "lww" => Replication::Lww,
-            other => {
-                return Err((
-                    field("replication"),
-                    format!(
-                        "{other:?} is not a merge rule: use \"g-counter\" (no likes lost), \"lww\" (last write wins) or both"
-                    ),
-                ));
-            }
-        };
-        if replications.contains(&replication) {
-            return Err((field("replication"), format!("lists {rule} twice")));
-        }
-        replications.push(replication);
-    }
-    if replications.is_empty() {
-        return Err((
-            field("replication"),
-            "missing: \"g-counter\", \"lww\" or [\"g-counter\", \"lww\"] to compare them".into(),
-        ));
-    }
+    let names = resolve_names(table)?;
+    let shares = resolve_shares(table, names.len())?;
+    let replications = resolve_replications(table)?;
     let lag = match &table.lag_ms {
         Some(lag) => {
             if let Some(name) = hold_only_field(lag) {
@@ -154,4 +94,84 @@ fn resolve_table(table: &RegionsTable) -> Result<RegionsPlan, FieldError> {
         unlike_fraction,
         initial,
     })
+}
+
+/// The regions' names: 2 to [`MAX_REGIONS`], each once.
+fn resolve_names(table: &RegionsTable) -> Result<Vec<String>, FieldError> {
+    let names = table.names.clone().unwrap_or_default();
+    if names.len() < 2 || names.len() > MAX_REGIONS {
+        return Err((
+            "regions.names".into(),
+            format!("list 2 to {MAX_REGIONS} region names, e.g. [\"mumbai\", \"singapore\"]"),
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        if name.trim().is_empty() || names[..i].contains(name) {
+            return Err((
+                "regions.names".into(),
+                format!("{name:?} is empty or repeated: name each region once"),
+            ));
+        }
+    }
+    Ok(names)
+}
+
+/// Each of the `regions` regions' share of the likes, summing to 1.
+fn resolve_shares(table: &RegionsTable, regions: usize) -> Result<Vec<f64>, FieldError> {
+    let shares = table.shares.clone().unwrap_or_default();
+    if shares.len() != regions {
+        return Err((
+            "regions.shares".into(),
+            format!(
+                "give one share per region ({regions} names, {} shares)",
+                shares.len()
+            ),
+        ));
+    }
+    for &share in &shares {
+        number(share, Min::Above(0.0), 1.0).map_err(|m| ("regions.shares".to_owned(), m))?;
+    }
+    let total: f64 = shares.iter().sum();
+    if (total - 1.0).abs() > 1e-6 {
+        return Err((
+            "regions.shares".into(),
+            format!("must sum to 1, got {total}"),
+        ));
+    }
+    Ok(shares)
+}
+
+/// The merge rules to compare, each once.
+fn resolve_replications(table: &RegionsTable) -> Result<Vec<Replication>, FieldError> {
+    let rules: Vec<String> = match &table.replication {
+        Some(ReplicationList::One(rule)) => vec![rule.clone()],
+        Some(ReplicationList::Many(rules)) => rules.clone(),
+        None => Vec::new(),
+    };
+    let mut replications = Vec::with_capacity(rules.len());
+    for rule in &rules {
+        let replication = match rule.as_str() {
+            "g-counter" => Replication::GCounter,
+            "lww" => Replication::Lww,
+            other => {
+                return Err((
+                    "regions.replication".into(),
+                    format!(
+                        "{other:?} is not a merge rule: use \"g-counter\" (no likes lost), \"lww\" (last write wins) or both"
+                    ),
+                ));
+            }
+        };
+        if replications.contains(&replication) {
+            return Err(("regions.replication".into(), format!("lists {rule} twice")));
+        }
+        replications.push(replication);
+    }
+    if replications.is_empty() {
+        return Err((
+            "regions.replication".into(),
+            "missing: \"g-counter\", \"lww\" or [\"g-counter\", \"lww\"] to compare them".into(),
+        ));
+    }
+    Ok(replications)
 }
