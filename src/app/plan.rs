@@ -6,79 +6,27 @@ use super::*;
 /// Replications `plan` uses when neither the scenario nor `--replications` asks for more.
 pub(super) const PLAN_REPLICATIONS: u32 = 10;
 
+/// Plans made for each configuration of a sweep (with its swept values), the sweep's fields,
+/// the output folder and the largest shard count tried.
+struct Planned {
+    plans: Vec<(Vec<String>, crate::plan::Plan)>,
+    fields: Vec<String>,
+    out_dir: PathBuf,
+    max_shards: u32,
+}
+
+/// `shardsim plan`: plans every traffic level, configuration and policy, writes plan.csv,
+/// plan.json (and a sweep's charts), prints the answer, and fails when a plan has none.
 pub(super) fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
-    let levels = traffic_levels(&args.flags)?;
-    let pool = thread_pool(&args.flags)?;
-    let mut planned: Vec<(Vec<String>, crate::plan::Plan)> = Vec::new();
-    let mut fields = Vec::new();
-    let mut out_dir = args.out.clone();
-    let mut max_shards = args.max_shards;
-    for level in &levels {
-        let mut flags_overrides = overrides_at(None, &args.flags, *level);
-        flags_overrides.replications = None;
-        let grid = plan_scenario(args, &flags_overrides)?;
-        if grid.is_sweep() && levels.len() > 1 {
-            return Err(InputError::flag(
-                "--traffic",
-                "plan answers one traffic level per configuration of a [sweep]: sweep \"arrivals.scale\" instead",
-            )
-            .into());
-        }
-        fields.clone_from(&grid.fields);
-        for configuration in grid.configurations {
-            let mut scenario = configuration.scenario;
-            admit(&mut scenario, &args.flags)?;
-            let targets = plan_targets(args, &scenario)?;
-            let replications = args
-                .flags
-                .replications
-                .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
-            let settings = PlanSettings {
-                max_shards: args.max_shards,
-                duration_s: args.duration_s,
-                warmup_s: args.warmup_s,
-                replications,
-            };
-            crate::plan::admit(&scenario, settings)?;
-            max_shards = settings.max_shards;
-            out_dir.get_or_insert_with(|| plan_folder(&scenario.name, &args.flags));
-            let plans =
-                pool.install(|| crate::plan::plan_each_policy(&scenario, targets, settings))?;
-            planned.extend(plans.into_iter().map(|p| (configuration.values.clone(), p)));
-        }
-    }
-    let out_dir = out_dir.expect("at least one traffic level");
-    let staging = Staging::prepare(&out_dir)?;
-    let io =
-        |err: std::io::Error| IoFailure::new(&out_dir, format!("cannot write the results: {err}"));
+    let planned = plan_all(args)?;
+    let Planned {
+        plans: planned,
+        fields,
+        out_dir,
+        max_shards,
+    } = planned;
     let plans: Vec<crate::plan::Plan> = planned.iter().map(|(_, p)| p.clone()).collect();
-    let (csv, json, table) = if fields.is_empty() {
-        (
-            report::plan::plan_csv(&plans),
-            report::plan::plan_json(&plans),
-            report::plan::render(&plans),
-        )
-    } else {
-        (
-            report::plan::grid_plan_csv(&fields, &planned),
-            report::plan::grid_plan_json(&fields, &planned),
-            report::plan::render_grid(&fields, &planned),
-        )
-    };
-    staging.write("plan.csv", &csv).map_err(io)?;
-    staging.write("plan.json", json.as_bytes()).map_err(io)?;
-    if !fields.is_empty() {
-        let rows = report::plan::grid_rows(&planned);
-        for chart in chart::sweep_charts(&fields, &rows).map_err(anyhow::Error::msg)? {
-            staging
-                .write(&format!("{}.svg", chart.name), chart.svg.as_bytes())
-                .map_err(io)?;
-            staging
-                .write(&format!("{}.png", chart.name), &chart.png)
-                .map_err(io)?;
-        }
-    }
-    staging.commit()?;
+    let (json, table) = write_plans(&out_dir, &fields, &planned, &plans)?;
     match output_format(args.format, args.flags.quiet) {
         Some(Format::Json) => crate::stdout::print(&json)?,
         Some(Format::Table) => {
@@ -100,6 +48,104 @@ pub(super) fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
         ))
         .into()),
     }
+}
+
+/// Plans every traffic level and configuration, each checked before any simulation.
+fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
+    let levels = traffic_levels(&args.flags)?;
+    let pool = thread_pool(&args.flags)?;
+    let mut planned = Planned {
+        plans: Vec::new(),
+        fields: Vec::new(),
+        out_dir: PathBuf::new(),
+        max_shards: args.max_shards,
+    };
+    let mut out_dir = args.out.clone();
+    for level in &levels {
+        let mut flags_overrides = overrides_at(None, &args.flags, *level);
+        flags_overrides.replications = None;
+        let grid = plan_scenario(args, &flags_overrides)?;
+        if grid.is_sweep() && levels.len() > 1 {
+            return Err(InputError::flag(
+                "--traffic",
+                "plan answers one traffic level per configuration of a [sweep]: sweep \"arrivals.scale\" instead",
+            )
+            .into());
+        }
+        planned.fields.clone_from(&grid.fields);
+        for configuration in grid.configurations {
+            let mut scenario = configuration.scenario;
+            admit(&mut scenario, &args.flags)?;
+            let targets = plan_targets(args, &scenario)?;
+            let settings = plan_settings(args, &scenario);
+            crate::plan::admit(&scenario, settings)?;
+            planned.max_shards = settings.max_shards;
+            out_dir.get_or_insert_with(|| plan_folder(&scenario.name, &args.flags));
+            let plans =
+                pool.install(|| crate::plan::plan_each_policy(&scenario, targets, settings))?;
+            let values = configuration.values;
+            planned
+                .plans
+                .extend(plans.into_iter().map(|p| (values.clone(), p)));
+        }
+    }
+    planned.out_dir = out_dir.expect("at least one traffic level");
+    Ok(planned)
+}
+
+/// The plan's settings: the command line's, with at least [`PLAN_REPLICATIONS`].
+fn plan_settings(args: &PlanArgs, scenario: &Scenario) -> PlanSettings {
+    let replications = args
+        .flags
+        .replications
+        .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
+    PlanSettings {
+        max_shards: args.max_shards,
+        duration_s: args.duration_s,
+        warmup_s: args.warmup_s,
+        replications,
+    }
+}
+
+/// Writes plan.csv, plan.json and a sweep's charts into `out_dir`; returns the JSON and the
+/// table to print.
+fn write_plans(
+    out_dir: &Path,
+    fields: &[String],
+    planned: &[(Vec<String>, crate::plan::Plan)],
+    plans: &[crate::plan::Plan],
+) -> anyhow::Result<(String, String)> {
+    let staging = Staging::prepare(out_dir)?;
+    let io =
+        |err: std::io::Error| IoFailure::new(out_dir, format!("cannot write the results: {err}"));
+    let (csv, json, table) = if fields.is_empty() {
+        (
+            report::plan::plan_csv(plans),
+            report::plan::plan_json(plans),
+            report::plan::render(plans),
+        )
+    } else {
+        (
+            report::plan::grid_plan_csv(fields, planned),
+            report::plan::grid_plan_json(fields, planned),
+            report::plan::render_grid(fields, planned),
+        )
+    };
+    staging.write("plan.csv", &csv).map_err(io)?;
+    staging.write("plan.json", json.as_bytes()).map_err(io)?;
+    if !fields.is_empty() {
+        let rows = report::plan::grid_rows(planned);
+        for chart in chart::sweep_charts(fields, &rows).map_err(anyhow::Error::msg)? {
+            staging
+                .write(&format!("{}.svg", chart.name), chart.svg.as_bytes())
+                .map_err(io)?;
+            staging
+                .write(&format!("{}.png", chart.name), &chart.png)
+                .map_err(io)?;
+        }
+    }
+    staging.commit()?;
+    Ok((json, table))
 }
 
 /// `plan`'s default output folder: `output/<name>-plan`, with the policies `--policy` chose

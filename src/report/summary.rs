@@ -238,24 +238,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let duration_s = scenario.measured_duration_s();
     // The row is held until the commit: with a machine, through its CPU and flush too.
     let mean_hold_s = scenario.row_hold_ns() / 1e9;
-    // A row at its ceiling hands itself to a woken waiter every time.
-    let saturated_hold_s = scenario.saturated_row_hold_ns() / 1e9;
-    // An adaptive run is judged by the rows its busiest key ended with.
-    let rows_per_key = if runs[0].adaptive {
-        runs.iter()
-            .map(|run| run.max_key_rows)
-            .max()
-            .unwrap_or(shards)
-            .max(shards)
-    } else {
-        shards
-    };
     let hot_key_share = scenario.hot_key_share();
-    // The busiest key's rows, or its share of what the machine takes, whichever is less.
-    let ceiling_per_s = scenario.machine.ceiling_per_s().map_or(
-        f64::from(rows_per_key) / saturated_hold_s,
-        |(machine, _)| (f64::from(rows_per_key) / saturated_hold_s).min(machine * hot_key_share),
-    );
+    let ceiling_per_s = ceiling_per_s(scenario, runs);
     let mean =
         |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
     let arrivals = mean(&|run| run.arrivals as f64);
@@ -264,17 +248,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
     let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
     let extended = summarize_extended(scenario, runs);
-    // The rows see every attempt: with retries the peak load is the likes' peak times the
-    // attempts per like.
-    let amplification = extended
-        .as_ref()
-        .and_then(|e| e.client)
-        .map_or(1.0, |c| c.amplification.max(1.0));
-    // A closed loop offers what its rows let it: its peak is what it achieved.
-    let peak_offered_per_s = match scenario.arrivals {
-        crate::scenario::ArrivalPlan::Closed(_) => offered_per_s,
-        _ => scenario.peak_offered_per_s() * amplification,
-    };
+    let peak_offered_per_s = peak_offered_per_s(scenario, offered_per_s, extended.as_ref());
     let burst = burst_metrics(
         &runs[0].windows,
         scenario.window,
@@ -282,12 +256,9 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         hot_key_share,
         scenario.slo.p99_ns,
     );
-    let measured = runs.iter().map(|run| run.waits.count()).sum::<u64>();
-    let tries_per_update = (runs[0].policy == crate::model::Policy::SkipLocked && measured > 0)
-        .then(|| runs.iter().map(|run| run.tries).sum::<u64>() as f64 / measured as f64);
     SummaryRow {
         burst,
-        tries_per_update,
+        tries_per_update: tries_per_update(runs),
         scenario: scenario.name.clone(),
         policy: runs[0].policy.to_string(),
         shards,
@@ -322,6 +293,53 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         machine: machine_summary(scenario, runs),
         likes: super::likes::summarize(runs),
     }
+}
+
+/// The busiest key's ceiling: its rows (an adaptive run's busiest key's final rows), each
+/// handing itself to a woken waiter every time at its ceiling, or its share of what the
+/// machine takes, whichever is less.
+fn ceiling_per_s(scenario: &Scenario, runs: &[ShardRun]) -> f64 {
+    let shards = runs[0].shards;
+    let saturated_hold_s = scenario.saturated_row_hold_ns() / 1e9;
+    let rows_per_key = if runs[0].adaptive {
+        runs.iter()
+            .map(|run| run.max_key_rows)
+            .max()
+            .unwrap_or(shards)
+            .max(shards)
+    } else {
+        shards
+    };
+    let rows_ceiling = f64::from(rows_per_key) / saturated_hold_s;
+    scenario
+        .machine
+        .ceiling_per_s()
+        .map_or(rows_ceiling, |(machine, _)| {
+            rows_ceiling.min(machine * scenario.hot_key_share())
+        })
+}
+
+/// The load at the peak: a closed loop offers what its rows let it (what it achieved); an
+/// open stream's likes at their peak, times the attempts per like (the rows see every retry).
+fn peak_offered_per_s(
+    scenario: &Scenario,
+    offered_per_s: f64,
+    extended: Option<&ExtendedSummary>,
+) -> f64 {
+    let amplification = extended
+        .and_then(|e| e.client)
+        .map_or(1.0, |c| c.amplification.max(1.0));
+    match scenario.arrivals {
+        crate::scenario::ArrivalPlan::Closed(_) => offered_per_s,
+        _ => scenario.peak_offered_per_s() * amplification,
+    }
+}
+
+/// Skip-locked: the rows tried per update over the replications.
+fn tries_per_update(runs: &[ShardRun]) -> Option<f64> {
+    let measured = runs.iter().map(|run| run.waits.count()).sum::<u64>();
+    (runs[0].policy == crate::model::Policy::SkipLocked && measured > 0)
+        .then(|| runs.iter().map(|run| run.tries).sum::<u64>() as f64 / measured as f64)
 }
 
 /// Whether the shard count with the most rows is limited by the CPU or the WAL.
