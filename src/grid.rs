@@ -190,12 +190,33 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         .into());
     }
     let grid = Scenario::load_grid(path, &head.overrides)?;
+    let mut blocks = joined_blocks(&grid, slices.units)?;
+    let staging = Staging::prepare(out_dir)?;
+    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
+    let toml = crate::input::read_text(
+        &slices.first.join("scenario.toml"),
+        crate::input::MAX_SCENARIO_BYTES,
+        "the slice's scenario.toml",
+    )?;
+    staging.write("scenario.toml", toml.as_bytes())?;
+    let text = finish(&staging, head, &sweep_csv)?;
+    staging.commit()?;
+    if print {
+        crate::stdout::print(&text)?;
+        crate::stdout::print(format!("wrote {}\n", out_dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Each configuration's block of results, from the slices' units (every replication of every
+/// configuration exactly once).
+fn joined_blocks(grid: &Grid, units: Vec<partition::UnitRuns>) -> anyhow::Result<Vec<ConfigBlock>> {
     let mut reps: Vec<Vec<Option<Vec<crate::model::ShardRun>>>> = grid
         .configurations
         .iter()
         .map(|c| vec![None; c.scenario.replications as usize])
         .collect();
-    for unit in slices.units {
+    for unit in units {
         let slot = reps
             .get_mut(unit.configuration)
             .and_then(|c| c.get_mut(unit.replication as usize))
@@ -230,23 +251,9 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
                 runs[index].push(run);
             }
         }
-        blocks.push(block_of(&grid, configuration, &runs));
+        blocks.push(block_of(grid, configuration, &runs));
     }
-    let staging = Staging::prepare(out_dir)?;
-    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
-    let toml = crate::input::read_text(
-        &slices.first.join("scenario.toml"),
-        crate::input::MAX_SCENARIO_BYTES,
-        "the slice's scenario.toml",
-    )?;
-    staging.write("scenario.toml", toml.as_bytes())?;
-    let text = finish(&staging, head, &sweep_csv)?;
-    staging.commit()?;
-    if print {
-        crate::stdout::print(&text)?;
-        crate::stdout::print(format!("wrote {}\n", out_dir.display()))?;
-    }
-    Ok(())
+    Ok(blocks)
 }
 
 /// Whether one of two folders is, or lies inside, the other (as the file system resolves them;

@@ -81,32 +81,7 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("output").join("validation"));
     let staging = Staging::prepare(&out)?;
-    let say = |line: &str| {
-        if !args.quiet {
-            eprintln!("{line}");
-        }
-    };
-    say(&format!(
-        "validating {} against {}: {} points of {} s (+1 s warm-up), {} times each",
-        args.calibration.display(),
-        target.shown(),
-        validate::POINTS,
-        args.duration_s,
-        args.repeats
-    ));
-    if let Some(notice) = crate::calibrate::host::scheduling_notice(&target)? {
-        say(notice);
-    }
-    // An unreadable calibration is reported, as bad input, where validate reads it.
-    let calibration_text = crate::input::read_text(
-        &args.calibration,
-        crate::input::MAX_SCENARIO_BYTES,
-        "the calibration",
-    )
-    .unwrap_or_default();
-    for warning in validate::calibration_warnings(&calibration_text) {
-        eprintln!("warning: {warning}");
-    }
+    announce_validation(args, &target)?;
     let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
     let bar = crate::progress::StepBar::new(steps, args.quiet);
     let validation = validate::validate(
@@ -138,14 +113,49 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
     }
     let misses = validation.misses(&tolerance);
     if misses.is_empty() {
-        Ok(())
-    } else {
-        Err(Failed(format!(
-            "{} of {} points outside the tolerance: {}",
-            misses.len(),
-            validation.points.len(),
-            misses.join("; ")
-        ))
-        .into())
+        return Ok(());
     }
+    Err(Failed(format!(
+        "{} of {} points outside the tolerance: {}",
+        misses.len(),
+        validation.points.len(),
+        misses.join("; ")
+    ))
+    .into())
+}
+
+/// Says what validate is about to do, the host's scheduling notice, and what the calibration
+/// file warns of.
+fn announce_validation(
+    args: &ValidateArgs,
+    target: &crate::calibrate::conn::Target,
+) -> anyhow::Result<()> {
+    use crate::calibrate::validate;
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    say(&format!(
+        "validating {} against {}: {} points of {} s (+1 s warm-up), {} times each",
+        args.calibration.display(),
+        target.shown(),
+        validate::POINTS,
+        args.duration_s,
+        args.repeats
+    ));
+    if let Some(notice) = crate::calibrate::host::scheduling_notice(target)? {
+        say(notice);
+    }
+    // An unreadable calibration is reported, as bad input, where validate reads it.
+    let calibration_text = crate::input::read_text(
+        &args.calibration,
+        crate::input::MAX_SCENARIO_BYTES,
+        "the calibration",
+    )
+    .unwrap_or_default();
+    for warning in validate::calibration_warnings(&calibration_text) {
+        eprintln!("warning: {warning}");
+    }
+    Ok(())
 }
