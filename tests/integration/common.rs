@@ -41,6 +41,17 @@ pub fn scenario(dir: &Path, text: &str) -> Scenario {
         .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
 }
 
+/// A scenario from TOML text (as if read from `dir/test.toml`), on the queued row stage (the
+/// event-driven pipeline) whatever its sections (`--engine event`).
+pub fn on_pipeline(dir: &Path, text: &str) -> Scenario {
+    let overrides = Overrides {
+        event_path: true,
+        ..Overrides::default()
+    };
+    Scenario::parse(&dir.join("test.toml"), text, &overrides)
+        .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
+}
+
 /// Simulates every shard count of `scenario` and returns the runs.
 pub fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
     let observers = vec![NoEvents; scenario.variants().len()];

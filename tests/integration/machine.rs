@@ -7,21 +7,10 @@ use std::fs;
 use std::path::Path;
 
 use shardsim::model::ShardRun;
-use shardsim::scenario::{Overrides, Scenario};
 use shardsim::stats::WaitSummary;
 use shardsim::theory;
 
-use crate::common::{repo, run_text, shardsim, simulate, stderr};
-
-/// A scenario from TOML text, on the event-driven pipeline whatever its sections.
-fn on_pipeline(dir: &Path, text: &str) -> Scenario {
-    let overrides = Overrides {
-        event_path: true,
-        ..Overrides::default()
-    };
-    Scenario::parse(&dir.join("test.toml"), text, &overrides)
-        .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
-}
+use crate::common::{on_pipeline, repo, run_text, shardsim, simulate, stderr};
 
 /// Every file of a folder but the report page (it carries the date), by name.
 fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {

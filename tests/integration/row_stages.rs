@@ -4,24 +4,12 @@
 //! table and a calibration.
 
 use std::collections::VecDeque;
-use std::path::Path;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use shardsim::model::{Policy, ShardRun};
-use shardsim::scenario::{Overrides, Scenario};
 
 use crate::common;
-
-/// A scenario run on the queued row stage (`--engine event`).
-fn queued(dir: &Path, text: &str) -> Scenario {
-    let overrides = Overrides {
-        event_path: true,
-        ..Overrides::default()
-    };
-    Scenario::parse(&dir.join("test.toml"), text, &overrides)
-        .unwrap_or_else(|err| panic!("valid test scenario: {err}"))
-}
 
 fn by(runs: &[ShardRun], policy: Policy, shards: u32) -> &ShardRun {
     runs.iter()
@@ -43,7 +31,7 @@ fn skip_locked_on_the_queued_stage_takes_the_one_free_row() {
     std::fs::write(dir.path().join("trace.csv"), format!("t_ms,key\n{trace}")).unwrap();
     let text = "shards = [4]\npolicy = \"skip-locked\"\n[skip_locked]\ntries = 4\ntry_ms = 0\n\
                 [hold]\ndist = \"constant\"\nms = 10\n[arrivals]\ntrace = \"trace.csv\"\n";
-    let runs = common::simulate(&queued(dir.path(), text));
+    let runs = common::simulate(&common::on_pipeline(dir.path(), text));
     assert!(runs[0].machine.is_some(), "ran on the queued stage");
     assert_eq!(runs[0].waits.summary().max_ns, 0);
     assert_eq!(runs[0].completed, 8);
@@ -77,7 +65,7 @@ fn power_of_two_on_the_queued_stage_joins_the_shorter_of_two_queues() {
     let dir = tempfile::tempdir().unwrap();
     let text = "seed = 3\nshards = [8]\npolicy = [\"earliest-free\", \"power-of-two\", \"random\"]\n\
                 duration_s = 200\n[hold]\ndist = \"exponential\"\nmean_ms = 1\n[arrivals]\nrate_per_s = 6400\n";
-    let runs = common::simulate(&queued(dir.path(), text));
+    let runs = common::simulate(&common::on_pipeline(dir.path(), text));
     let (ideal, two, blind) = (
         by(&runs, Policy::EarliestFree, 8),
         by(&runs, Policy::PowerOfTwo, 8),
