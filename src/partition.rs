@@ -204,42 +204,7 @@ pub struct Slices {
 /// Reads the slices in `folders`: refuses a folder that is not a slice, slices of different
 /// scenarios, seeds, versions or slice counts, a slice given twice and a missing slice.
 pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
-    let mut by_slice: BTreeMap<usize, (PathBuf, Manifest)> = BTreeMap::new();
-    for folder in folders {
-        let manifest = read_manifest(folder)?;
-        if let Some((first_folder, first)) = by_slice.values().next() {
-            let differs = [
-                (first.shardsim != manifest.shardsim, "shardsim version"),
-                (
-                    first.fingerprint != manifest.fingerprint,
-                    "scenario or command line",
-                ),
-                (first.seed != manifest.seed, "seed"),
-                (first.slices != manifest.slices, "slice count"),
-            ];
-            if let Some((_, what)) = differs.iter().find(|(d, _)| *d) {
-                return Err(InputError::file(
-                    folder,
-                    format!(
-                        "is a slice of another run than {} (its {what} differs): merge the slices of one run",
-                        first_folder.display()
-                    ),
-                ));
-            }
-        }
-        if let Some((other, _)) = by_slice.get(&manifest.slice) {
-            return Err(InputError::file(
-                folder,
-                format!(
-                    "holds slice {} of {}, as {} does: give each slice once",
-                    manifest.slice,
-                    manifest.slices,
-                    other.display()
-                ),
-            ));
-        }
-        by_slice.insert(manifest.slice, (folder.clone(), manifest));
-    }
+    let by_slice = manifests_by_slice(folders)?;
     let Some((_, (first, head))) = by_slice.iter().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
@@ -285,6 +250,49 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
         units,
         first,
     })
+}
+
+/// Every folder's manifest by its slice number: all of one run, each slice once.
+fn manifests_by_slice(
+    folders: &[PathBuf],
+) -> Result<BTreeMap<usize, (PathBuf, Manifest)>, InputError> {
+    let mut by_slice: BTreeMap<usize, (PathBuf, Manifest)> = BTreeMap::new();
+    for folder in folders {
+        let manifest = read_manifest(folder)?;
+        if let Some((first_folder, first)) = by_slice.values().next() {
+            let differs = [
+                (first.shardsim != manifest.shardsim, "shardsim version"),
+                (
+                    first.fingerprint != manifest.fingerprint,
+                    "scenario or command line",
+                ),
+                (first.seed != manifest.seed, "seed"),
+                (first.slices != manifest.slices, "slice count"),
+            ];
+            if let Some((_, what)) = differs.iter().find(|(d, _)| *d) {
+                return Err(InputError::file(
+                    folder,
+                    format!(
+                        "is a slice of another run than {} (its {what} differs): merge the slices of one run",
+                        first_folder.display()
+                    ),
+                ));
+            }
+        }
+        if let Some((other, _)) = by_slice.get(&manifest.slice) {
+            return Err(InputError::file(
+                folder,
+                format!(
+                    "holds slice {} of {}, as {} does: give each slice once",
+                    manifest.slice,
+                    manifest.slices,
+                    other.display()
+                ),
+            ));
+        }
+        by_slice.insert(manifest.slice, (folder.clone(), manifest));
+    }
+    Ok(by_slice)
 }
 
 fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {

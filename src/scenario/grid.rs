@@ -92,7 +92,26 @@ pub(super) fn expand(
     let base = Value::try_from(&file).map_err(|err| {
         InputError::scenario(path, "sweep", format!("cannot expand the scenario: {err}"))
     })?;
-    for (field, values) in &entries {
+    check_each_value(path, &base, &entries)?;
+    let count = entries.iter().map(|(_, values)| values.len()).product();
+    let fields: Vec<String> = entries.iter().map(|(field, _)| field.clone()).collect();
+    let configurations = (0..count)
+        .map(|index| configuration(path, &base, &entries, index, overrides))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Grid {
+        fields,
+        configurations,
+    })
+}
+
+/// Each swept value, set alone on the base scenario, must make a valid scenario file (so a
+/// bad value is named by its entry, not by a configuration).
+fn check_each_value(
+    path: &Path,
+    base: &Value,
+    entries: &[(String, Vec<Value>)],
+) -> Result<(), InputError> {
+    for (field, values) in entries {
         for value in values {
             let mut one = base.clone();
             set(&mut one, field, value.clone());
@@ -105,48 +124,50 @@ pub(super) fn expand(
             })?;
         }
     }
-    let count = entries.iter().map(|(_, values)| values.len()).product();
-    let fields: Vec<String> = entries.iter().map(|(field, _)| field.clone()).collect();
-    let mut configurations = Vec::with_capacity(count);
-    for index in 0..count {
-        let mut value = base.clone();
-        let mut shown = Vec::with_capacity(entries.len());
-        let mut rest = index;
-        let mut digits = vec![0; entries.len()];
-        for (slot, (_, values)) in entries.iter().enumerate().rev() {
-            digits[slot] = rest % values.len();
-            rest /= values.len();
-        }
-        for ((field, values), &digit) in entries.iter().zip(&digits) {
-            set(&mut value, field, values[digit].clone());
-            shown.push(show(&values[digit]));
-        }
-        let describe = || {
-            fields
-                .iter()
-                .zip(&shown)
-                .map(|(f, v)| format!("{f} = {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let configured: ScenarioFile = value.try_into().map_err(|err: toml::de::Error| {
-            InputError::scenario(
-                path,
-                "sweep",
-                format!("the configuration {}: {}", describe(), err.message()),
-            )
-        })?;
-        let scenario = validate::resolve(path, configured, overrides)
-            .map_err(|err| in_configuration(err, &describe()))?;
-        configurations.push(Configuration {
-            index,
-            values: shown,
-            scenario,
-        });
+    Ok(())
+}
+
+/// Configuration number `index` of the grid (the last entry varying fastest), resolved.
+fn configuration(
+    path: &Path,
+    base: &Value,
+    entries: &[(String, Vec<Value>)],
+    index: usize,
+    overrides: &Overrides,
+) -> Result<Configuration, InputError> {
+    let mut value = base.clone();
+    let mut shown = Vec::with_capacity(entries.len());
+    let mut rest = index;
+    let mut digits = vec![0; entries.len()];
+    for (slot, (_, values)) in entries.iter().enumerate().rev() {
+        digits[slot] = rest % values.len();
+        rest /= values.len();
     }
-    Ok(Grid {
-        fields,
-        configurations,
+    for ((field, values), &digit) in entries.iter().zip(&digits) {
+        set(&mut value, field, values[digit].clone());
+        shown.push(show(&values[digit]));
+    }
+    let describe = || {
+        entries
+            .iter()
+            .zip(&shown)
+            .map(|((f, _), v)| format!("{f} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let configured: ScenarioFile = value.try_into().map_err(|err: toml::de::Error| {
+        InputError::scenario(
+            path,
+            "sweep",
+            format!("the configuration {}: {}", describe(), err.message()),
+        )
+    })?;
+    let scenario = validate::resolve(path, configured, overrides)
+        .map_err(|err| in_configuration(err, &describe()))?;
+    Ok(Configuration {
+        index,
+        values: shown,
+        scenario,
     })
 }
 
@@ -166,62 +187,7 @@ fn check_entries(
     let mut entries = Vec::with_capacity(sweep.len());
     let mut count: usize = 1;
     for (field, values) in sweep {
-        let segments: Vec<&str> = field.split('.').collect();
-        if segments.iter().any(|s| s.is_empty()) {
-            return Err(entry_error(
-                path,
-                field,
-                "is not a field path: use the table and field, e.g. \"hold.ms\"".into(),
-            ));
-        }
-        if UNSWEPT.contains(&segments[0]) {
-            return Err(entry_error(
-                path,
-                field,
-                "cannot be swept: every configuration runs the scenario's shard counts under its own name"
-                    .into(),
-            ));
-        }
-        let Value::Array(values) = values else {
-            return Err(entry_error(
-                path,
-                field,
-                "must be a list of the values to try, e.g. [0.2, 1]".into(),
-            ));
-        };
-        if values.is_empty() {
-            return Err(entry_error(
-                path,
-                field,
-                "is an empty list: give at least one value".into(),
-            ));
-        }
-        if let Some(bad) = values.iter().find(|v| {
-            !matches!(
-                v,
-                Value::Integer(_) | Value::Float(_) | Value::String(_) | Value::Boolean(_)
-            )
-        }) {
-            return Err(entry_error(
-                path,
-                field,
-                format!(
-                    "has the value {}: a swept value is a number, a string or a boolean",
-                    bad
-                ),
-            ));
-        }
-        if values
-            .iter()
-            .enumerate()
-            .any(|(i, v)| values[..i].contains(v))
-        {
-            return Err(entry_error(
-                path,
-                field,
-                "lists a value twice: give each once".into(),
-            ));
-        }
+        let values = check_entry(field, values).map_err(|m| entry_error(path, field, m))?;
         count = count.saturating_mul(values.len());
         if count > MAX_CONFIGURATIONS {
             return Err(InputError::scenario(
@@ -233,6 +199,45 @@ fn check_entries(
         entries.push((field.clone(), values.clone()));
     }
     Ok(entries)
+}
+
+/// One `[sweep]` entry: a field path that may be swept, and a non-empty list of distinct
+/// numbers, strings or booleans.
+fn check_entry<'a>(field: &str, values: &'a Value) -> Result<&'a Vec<Value>, String> {
+    let segments: Vec<&str> = field.split('.').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return Err("is not a field path: use the table and field, e.g. \"hold.ms\"".into());
+    }
+    if UNSWEPT.contains(&segments[0]) {
+        return Err(
+            "cannot be swept: every configuration runs the scenario's shard counts under its own name"
+                .into(),
+        );
+    }
+    let Value::Array(values) = values else {
+        return Err("must be a list of the values to try, e.g. [0.2, 1]".into());
+    };
+    if values.is_empty() {
+        return Err("is an empty list: give at least one value".into());
+    }
+    if let Some(bad) = values.iter().find(|v| {
+        !matches!(
+            v,
+            Value::Integer(_) | Value::Float(_) | Value::String(_) | Value::Boolean(_)
+        )
+    }) {
+        return Err(format!(
+            "has the value {bad}: a swept value is a number, a string or a boolean"
+        ));
+    }
+    if values
+        .iter()
+        .enumerate()
+        .any(|(i, v)| values[..i].contains(v))
+    {
+        return Err("lists a value twice: give each once".into());
+    }
+    Ok(values)
 }
 
 fn entry_error(path: &Path, field: &str, message: String) -> InputError {
