@@ -138,39 +138,11 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         evaluations.insert(shards, evaluation);
         Ok(meets)
     };
-    // The largest overloaded shard count fails for sure: start there and double.
-    let mut failing = 0;
-    let mut candidate = (load.floor() as u32).clamp(1, settings.max_shards);
-    let passing = loop {
-        // No row count gets past that capacity: nothing to search.
-        if capacity_bound.is_some() {
-            break None;
-        }
-        if evaluate(candidate)? {
-            break Some(candidate);
-        }
-        failing = candidate;
-        if candidate >= settings.max_shards {
-            break None;
-        }
-        candidate = candidate.saturating_mul(2).min(settings.max_shards);
-    };
-    let answer = match passing {
-        Some(mut passing) => {
-            while passing - failing > 1 {
-                let middle = failing + (passing - failing) / 2;
-                if evaluate(middle)? {
-                    passing = middle;
-                } else {
-                    failing = middle;
-                }
-            }
-            if passing > 1 {
-                evaluate(passing - 1)?;
-            }
-            Some(passing)
-        }
-        None => None,
+    // No row count gets past a capacity the peak fills: nothing to search.
+    let answer = if capacity_bound.is_some() {
+        None
+    } else {
+        smallest_meeting(load, settings.max_shards, &mut evaluate)?
     };
     let unmet_reason = answer.is_none().then(|| {
         capacity_bound.clone().unwrap_or_else(|| {
@@ -208,6 +180,40 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
             utilization_shards,
         ),
     })
+}
+
+/// The smallest shard count up to `max_shards` that `meets` the targets, searched from the
+/// largest overloaded count (`load`, which fails for sure) by doubling, then bisection; the
+/// count below the answer is evaluated too, for the evidence.
+fn smallest_meeting(
+    load: f64,
+    max_shards: u32,
+    meets: &mut dyn FnMut(u32) -> Result<bool, InputError>,
+) -> Result<Option<u32>, InputError> {
+    let mut failing = 0;
+    let mut candidate = (load.floor() as u32).clamp(1, max_shards);
+    let mut passing = loop {
+        if meets(candidate)? {
+            break candidate;
+        }
+        failing = candidate;
+        if candidate >= max_shards {
+            return Ok(None);
+        }
+        candidate = candidate.saturating_mul(2).min(max_shards);
+    };
+    while passing - failing > 1 {
+        let middle = failing + (passing - failing) / 2;
+        if meets(middle)? {
+            passing = middle;
+        } else {
+            failing = middle;
+        }
+    }
+    if passing > 1 {
+        meets(passing - 1)?;
+    }
+    Ok(Some(passing))
 }
 
 /// Why no shard count can meet a target when the peak over all keys reaches the machine's
