@@ -401,12 +401,8 @@ impl Scenario {
     /// Whether requests other than the likes arrive as an open stream: reads of the count,
     /// or the neighbour endpoints' requests for the pool's connections.
     pub fn has_open_requests(&self) -> bool {
-        let neighbours = self
-            .features
-            .pool
-            .as_ref()
-            .is_some_and(|pool| !pool.neighbours.is_empty());
-        neighbours || (self.read_segments.is_some() && self.features.reads.is_some())
+        let plan = self.stream_plan();
+        !plan.neighbours.is_empty() || plan.reads.is_some()
     }
 
     /// What the arrival stream is made of.

@@ -4,7 +4,12 @@
 use std::path::Path;
 
 use super::behaviours::{resolve_adaptive, resolve_features, resolve_reads};
-use super::fields::*;
+use super::fields::{
+    DEFAULT_REPORT_TOP, DEFAULT_SEED, DEFAULT_USERS, FieldError, MAX_DURATION_S, MAX_HOLD_MS,
+    MAX_JITTER_MS, MAX_KEYS, MAX_RATE_PER_S, MAX_REPLICATIONS, MAX_REPORT_TOP, MAX_SHARDS,
+    MAX_TOTAL_ROWS, MAX_TRAFFIC_FACTOR, MAX_WINDOWS, MIN_HORIZON_NS, Min, check_rate, number,
+    resolve_hold,
+};
 use super::file::{
     ArrivalsTable, ClientTable, KeysTable, PolicyList, ScenarioFile, SkipLockedTable, SloTable,
     UsersTable,
