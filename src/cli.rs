@@ -153,7 +153,8 @@ pub struct ScenarioFlags {
     pub replications: Option<u32>,
 
     /// Which engine simulates: auto (the exact core's closed form unless the scenario has
-    /// machine sections) or event (the event-driven pipeline always; same results, slower).
+    /// machine sections, client behaviours or a closed loop) or event (the event-driven
+    /// pipeline always; the same results but for adaptive rows, slower).
     #[arg(long, value_enum, value_name = "ENGINE", default_value = "auto")]
     pub engine: EngineChoice,
 
@@ -184,7 +185,8 @@ pub struct ScenarioFlags {
 /// Which engine simulates a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
-    /// The closed form where it applies (no machine sections), else the event-driven pipeline.
+    /// The closed form where it applies (no machine sections, client behaviours or closed
+    /// loop), else the event-driven pipeline.
     Auto,
     /// The event-driven pipeline always.
     Event,

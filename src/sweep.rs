@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
-use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, Pipeline, ShardRun, closed};
+use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, Pipeline, ShardRun};
 use crate::scenario::{ArrivalPlan, ClosedLoop, Scenario, Variant};
 
 /// Arrivals generated per chunk.
@@ -72,7 +72,7 @@ pub fn run<O: Observer + Send>(
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
     let variants = scenario.variants();
     assert_eq!(observers.len(), variants.len(), "one observer per variant");
-    let mut engines: Vec<Simulator<O>> = variants
+    let engines: Vec<Simulator<O>> = variants
         .into_iter()
         .zip(observers)
         .map(|(variant, observer)| {
@@ -86,26 +86,46 @@ pub fn run<O: Observer + Send>(
         })
         .collect();
     if let ArrivalPlan::Closed(closed) = &scenario.arrivals {
-        // Each shard count's clients follow its own rows: no shared stream, but every
-        // client's draws are the same in every shard count.
-        let seed = scenario.replication_seed(replication);
-        if scenario.has_open_requests() {
-            // Reads and the neighbours' requests arrive as an open stream beside the clients.
-            for engine in &mut engines {
-                engine.start_clients(closed, scenario, seed);
-            }
-            return feed_and_finish(scenario, replication, engines, progress);
-        }
-        return Ok(engines
-            .into_par_iter()
-            .enumerate()
-            .map(|(index, engine)| {
-                let mut report = |served: u64| progress.advanced(index, served);
-                engine.run_closed(closed, scenario, seed, &mut report)
-            })
-            .collect());
+        return run_closed(scenario, replication, closed, engines, progress);
     }
     feed_and_finish(scenario, replication, engines, progress)
+}
+
+/// Runs a closed loop's clients on every shard count's pipeline. Each shard count's clients
+/// follow its own rows: no shared stream, but every client's draws are the same in every shard
+/// count.
+fn run_closed<O: Observer + Send>(
+    scenario: &Scenario,
+    replication: u32,
+    closed: &ClosedLoop,
+    engines: Vec<Simulator<O>>,
+    progress: &dyn SweepProgress,
+) -> Result<Vec<(ShardRun, O)>, InputError> {
+    let seed = scenario.replication_seed(replication);
+    let mut pipelines: Vec<Box<Pipeline<O>>> = engines
+        .into_iter()
+        .map(|engine| match engine {
+            Simulator::Pipeline(pipeline) => pipeline,
+            Simulator::Exact(_) => unreachable!("a scenario puts its closed loop on the pipeline"),
+        })
+        .collect();
+    let popularity = scenario.keys.popularity();
+    if scenario.has_open_requests() {
+        // Reads and the neighbours' requests arrive as an open stream beside the clients.
+        for pipeline in &mut pipelines {
+            pipeline.start_clients(closed, &scenario.hold, popularity, seed);
+        }
+        let engines = pipelines.into_iter().map(Simulator::Pipeline).collect();
+        return feed_and_finish(scenario, replication, engines, progress);
+    }
+    Ok(pipelines
+        .into_par_iter()
+        .enumerate()
+        .map(|(index, pipeline)| {
+            let mut report = |served: u64| progress.advanced(index, served);
+            pipeline.run_closed(closed, &scenario.hold, popularity, seed, &mut report)
+        })
+        .collect())
 }
 
 /// Feeds the scenario's open arrival stream to every engine, chunk by chunk, then finishes
@@ -160,43 +180,6 @@ impl<O: Observer> Simulator<O> {
         match self {
             Simulator::Exact(engine) => engine.finish(),
             Simulator::Pipeline(pipeline) => pipeline.finish(),
-        }
-    }
-
-    /// Starts a closed loop that runs beside an open stream of other requests (the
-    /// scenario puts such a loop on the pipeline).
-    fn start_clients(&mut self, closed: &ClosedLoop, scenario: &Scenario, seed: u64) {
-        match self {
-            Simulator::Exact(_) => {
-                unreachable!("a closed loop beside other requests runs on the pipeline")
-            }
-            Simulator::Pipeline(pipeline) => {
-                pipeline.start_clients(closed, &scenario.hold, scenario.keys.popularity(), seed)
-            }
-        }
-    }
-
-    fn run_closed(
-        self,
-        closed: &ClosedLoop,
-        scenario: &Scenario,
-        seed: u64,
-        progress: &mut dyn FnMut(u64),
-    ) -> (ShardRun, O) {
-        match self {
-            Simulator::Exact(mut engine) => {
-                let closed_run = closed::drive(&mut engine, closed, &scenario.hold, seed, progress);
-                let (mut run, observer) = engine.finish();
-                run.closed = Some(closed_run);
-                (run, observer)
-            }
-            Simulator::Pipeline(pipeline) => pipeline.run_closed(
-                closed,
-                &scenario.hold,
-                scenario.keys.popularity(),
-                seed,
-                progress,
-            ),
         }
     }
 }

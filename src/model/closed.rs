@@ -3,30 +3,14 @@
 //! apps do. Unlike open arrivals, the load follows the rows: when they slow down, the clients
 //! wait, and the queue can never hold more than one update per client.
 //!
-//! The driver pops the client whose next send is earliest (lowest client id on ties), lets
-//! the engine serve it (the exact core decides its start at arrival, so its commit is known at
-//! once), and schedules the client's next send. Every client has its own hold, think and slot
-//! streams, so the k-th update of client c draws the same hold and think time in every shard
-//! count (common random numbers).
+//! The clients run on the event-driven pipeline (a client sends when its last like is done,
+//! plus its think time). Every client has its own hold, think and slot streams, so the k-th
+//! update of client c draws the same hold and think time in every shard count (common random
+//! numbers).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-use rand::Rng;
-
-use crate::stats::WaitStats;
-
-use super::config::{Arrival, Observer};
-use super::engine::Engine;
 use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
-use super::rows::DrawNeeds;
 use super::rows::mix64;
-use super::run::ClosedRun;
-use super::time::SimTime;
-
-/// Updates served between two progress reports.
-const PROGRESS_EVERY: u64 = 1 << 14;
 
 /// A closed loop of clients (`[arrivals] clients`).
 #[derive(Debug, Clone)]
@@ -80,63 +64,5 @@ impl ClientStreams {
             keys: stream_rng(seed, Stream::Keys),
             thought: false,
         }
-    }
-}
-
-/// Runs the closed loop `closed`, whose updates hold their rows for draws of `hold`, on
-/// `engine` until its horizon, drawing from `seed`; `progress` is told how many updates were
-/// served, now and then.
-pub fn drive<O: Observer>(
-    engine: &mut Engine<O>,
-    closed: &ClosedLoop,
-    hold: &HoldDist,
-    seed: u64,
-    progress: &mut dyn FnMut(u64),
-) -> ClosedRun {
-    let needs = DrawNeeds::for_policy(engine.config.policy);
-    let mut clients: Vec<ClientStreams> = (0..closed.clients)
-        .map(|id| ClientStreams::new(seed, id))
-        .collect();
-    let mut due: BinaryHeap<Reverse<(SimTime, u32)>> =
-        (0..closed.clients).map(|id| Reverse((0, id))).collect();
-    let mut responses = WaitStats::new();
-    let mut served = 0u64;
-    while let Some(Reverse((at, id))) = due.pop() {
-        if at >= engine.config.horizon {
-            break;
-        }
-        let client = &mut clients[id as usize];
-        let arrival = Arrival {
-            at,
-            hold: hold.sample(&mut client.holds),
-            random_bits: if needs.slot_bits {
-                client.slots.next_u64()
-            } else {
-                0
-            },
-            user: u64::from(id),
-            key: 0,
-            endpoint: 0,
-        };
-        served += 1;
-        if served.is_multiple_of(PROGRESS_EVERY) {
-            progress(PROGRESS_EVERY);
-        }
-        // A saturated shard count never commits: its client waits for good.
-        let Some(commit) = engine.serve(&arrival) else {
-            continue;
-        };
-        if at >= engine.config.measure_from {
-            responses.record(commit - at);
-        }
-        let next = commit.saturating_add(closed.think.sample(&mut client.thinks));
-        if next < engine.config.horizon {
-            due.push(Reverse((next, id)));
-        }
-    }
-    progress(served % PROGRESS_EVERY);
-    ClosedRun {
-        clients: closed.clients,
-        responses,
     }
 }

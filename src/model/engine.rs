@@ -1,19 +1,19 @@
-//! The discrete-event simulation of one shard count.
+//! The closed-form row stage: one shard count simulated by deciding each increment's row and
+//! start when it arrives.
 //!
-//! Arrivals come in time order from outside (the sweep feeds every engine the same stream);
-//! everything that happens later is an event on the engine's [`Calendar`]. An increment's row
-//! and start time are decided when it arrives — each row serves first come, first served, so
-//! the start is `max(now, free_at)` as in the exact model — and an increment that must wait
-//! schedules its hold start on a calendar of its own (the hot one, kept to bare times), so the
-//! backlog (arrived, not yet started) is known at every instant. The optional behaviours'
-//! events ([`Event`]) have a second calendar; at equal times, hold starts come first. Statistics are streamed: memory depends on the keys, rows and the current
-//! backlog, never on the number of increments served.
+//! Arrivals come in time order from outside (the sweep feeds every engine the same stream).
+//! Each row serves first come, first served, so an increment's start is `max(now, free_at)` as
+//! in the exact model; one that must wait puts its start on a calendar of bare times, so the
+//! backlog (arrived, not yet started) is known at every instant. Many keys and adaptive row
+//! counts are the row table's; the client behaviours (deadlines, retries, batching, the pool,
+//! reads) and closed-loop clients run on the event-driven pipeline, which reproduces this stage
+//! exactly where both apply. Statistics are streamed: memory depends on the keys, rows and the
+//! current backlog, never on the number of increments served.
 
 use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
 use super::adaptive::Adaptive;
-use super::calendar::{Calendar, Instants};
-use super::extended::Extension;
+use super::calendar::Instants;
 use super::rows::RowTable;
 use super::time::SimTime;
 
@@ -22,19 +22,6 @@ pub use super::config::{
 };
 pub use super::run::ShardRun;
 
-/// Something the optional behaviours make happen at a later simulated time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// A queued update is abandoned at its client's deadline: it leaves the backlog unserved.
-    Abandon,
-    /// A failed like is tried again (the attempt waits in the extension's slab at this index).
-    Retry(u32),
-    /// A batching server flushes its counts.
-    Flush(u32),
-    /// The first this-many batching servers crash.
-    Crash(u32),
-}
-
 /// Simulates one shard count over a stream of arrivals.
 #[derive(Debug)]
 pub struct Engine<O: Observer = NoEvents> {
@@ -42,9 +29,6 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) rows: RowTable,
     /// When queued updates take their rows.
     pub(super) starts: Instants,
-    /// Everything else that is due later (boxed: it is cold, and the hot fields stay close
-    /// together).
-    pub(super) calendar: Box<Calendar<Event>>,
     pub(super) series: WindowSeries,
     pub(super) waits: WaitStats,
     pub(super) now: SimTime,
@@ -56,8 +40,6 @@ pub struct Engine<O: Observer = NoEvents> {
     pub(super) backlog_max: u64,
     pub(super) measuring: bool,
     pub(super) observer: O,
-    /// The optional behaviours' state; `None` keeps the exact core's fast path.
-    pub(super) ext: Option<Box<Extension>>,
     /// Per-key statistics, with many keys.
     pub(super) keys: Option<Box<KeyTracker>>,
     /// Adaptive row counts.
@@ -69,8 +51,11 @@ pub struct Engine<O: Observer = NoEvents> {
 impl<O: Observer> Engine<O> {
     /// An engine at time 0 with every row free.
     pub fn new(config: EngineConfig, observer: O) -> Self {
-        let mut engine = Engine {
-            ext: (!config.features.is_empty()).then(|| Box::new(Extension::new(&config))),
+        assert!(
+            config.features.is_empty(),
+            "the client behaviours run on the pipeline (the scenario puts them there)"
+        );
+        Engine {
             keys: (config.hot_keys > 0).then(|| Box::new(KeyTracker::new())),
             adaptive: config
                 .adaptive
@@ -82,7 +67,6 @@ impl<O: Observer> Engine<O> {
             )
             .with_skip_locked(config.skip_locked),
             starts: Instants::new(),
-            calendar: Box::new(Calendar::new()),
             series: WindowSeries::new(config.window, config.window_count),
             waits: WaitStats::new(),
             now: 0,
@@ -95,9 +79,7 @@ impl<O: Observer> Engine<O> {
             observer,
             saturated_at: None,
             config,
-        };
-        engine.schedule_batching();
-        engine
+        }
     }
 
     /// Simulates a batch of arrivals, in time order, all before the horizon. Runs of one key
@@ -134,7 +116,6 @@ impl<O: Observer> Engine<O> {
         while !self.series.is_complete() {
             self.close_window();
         }
-        let extended = self.finish_extension();
         let hot_keys = self.keys.as_ref().map_or_else(Vec::new, |keys| {
             keys.hottest(self.config.hot_keys, |key| self.rows.rows_of(key))
         });
@@ -149,7 +130,7 @@ impl<O: Observer> Engine<O> {
             backlog_final: self.backlog,
             windows: self.series.into_rows(),
             keys_touched: self.rows.keys_touched(),
-            extended,
+            extended: None,
             hot_keys,
             adaptive: self.adaptive.is_some(),
             growths: self
@@ -166,50 +147,28 @@ impl<O: Observer> Engine<O> {
         (run, self.observer)
     }
 
-    #[inline]
-    fn increment(&mut self, arrival: &Arrival) {
-        self.take(arrival);
-    }
-
-    /// Serves one update of a closed loop and returns when it commits (its start plus its
-    /// hold), or `None` once the shard count is saturated (it never commits).
-    pub fn serve(&mut self, arrival: &Arrival) -> Option<SimTime> {
-        assert!(
-            self.ext.is_none() && self.adaptive.is_none(),
-            "closed loops run the exact core (validation refuses the rest)"
-        );
-        self.take(arrival)
-            .map(|start| start.saturating_add(arrival.hold))
-    }
-
-    /// Handles an arrival; returns its start when the exact core decided it at arrival.
+    /// Handles one arrival.
     #[inline(always)]
-    fn take(&mut self, arrival: &Arrival) -> Option<SimTime> {
+    fn increment(&mut self, arrival: &Arrival) {
         assert!(
             arrival.at >= self.now && arrival.at < self.config.horizon,
             "arrivals come in time order and before the horizon"
         );
         if self.saturated_at.is_some() {
             self.unserved_arrival(arrival);
-            return None;
+            return;
         }
         self.advance_to(arrival.at);
         self.now = arrival.at;
-        let start = if self.ext.is_some() {
-            self.extended_arrival(arrival);
-            None
-        } else {
-            Some(self.exact_arrival(arrival))
-        };
-        if (self.starts.len() + self.calendar.len()) as u64 > self.config.queue_limit {
+        self.exact_arrival(arrival);
+        if self.starts.len() as u64 > self.config.queue_limit {
             self.saturate();
         }
-        start
     }
 
-    /// The exact core's increment: the row and start decided at arrival; returns the start.
+    /// The exact core's increment: the row and start decided at arrival.
     #[inline(always)]
-    fn exact_arrival(&mut self, arrival: &Arrival) -> SimTime {
+    fn exact_arrival(&mut self, arrival: &Arrival) {
         self.apply_growth(arrival.key);
         let grant = self.rows.acquire(
             arrival.key,
@@ -225,16 +184,14 @@ impl<O: Observer> Engine<O> {
         self.record_update(arrival.at, grant.start, arrival.hold, measured);
         self.record_for_key(arrival.key, grant.start - arrival.at, measured);
         self.observer.on_increment(arrival, &grant, &self.rows);
-        grant.start
     }
 
     /// Stops serving: the queue passed its limit, so the shard count is saturated from now on.
-    /// The calendars are dropped (their memory is what the limit protects); the backlog stays.
+    /// The calendar is dropped (its memory is what the limit protects); the backlog stays.
     #[cold]
     pub(super) fn saturate(&mut self) {
         self.saturated_at = Some(self.now);
         self.starts = Instants::new();
-        *self.calendar = Calendar::new();
     }
 
     /// An arrival after saturation: it joins the backlog and is never served.
@@ -253,7 +210,7 @@ impl<O: Observer> Engine<O> {
     /// Adaptive runs: gives the key the rows its writers now use (a growth whose cache delay
     /// has passed).
     #[inline(always)]
-    pub(super) fn apply_growth(&mut self, key: u32) {
+    fn apply_growth(&mut self, key: u32) {
         if let Some(adaptive) = self.adaptive.as_mut()
             && let Some(block) = self.rows.block_of(key)
             && let Some(rows) = adaptive.due_rows(block, self.now)
@@ -265,7 +222,7 @@ impl<O: Observer> Engine<O> {
     /// Feeds a wait to the key's figures: its growth signal (adaptive runs) and, in the
     /// measured period, its per-key statistics (many keys). The key's block is looked up once.
     #[inline(always)]
-    pub(super) fn record_for_key(&mut self, key: u32, wait: SimTime, measured: bool) {
+    fn record_for_key(&mut self, key: u32, wait: SimTime, measured: bool) {
         if self.keys.is_none() && self.adaptive.is_none() {
             return;
         }
@@ -335,36 +292,18 @@ impl<O: Observer> Engine<O> {
         self.close_windows_through(time);
     }
 
-    /// The time of the next event on either calendar.
+    /// When the next queued update takes its row.
     #[inline]
     fn next_event_time(&self) -> Option<SimTime> {
-        let start = self.starts.next_time();
-        if self.calendar.is_empty() {
-            return start;
-        }
-        match (start, self.calendar.next_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.starts.next_time()
     }
 
-    /// Handles the event due at `time` (hold starts first on ties).
+    /// A queued update takes its row at `time`.
     fn handle_next_event(&mut self, time: SimTime) {
         self.close_windows_through(time);
-        if self.calendar.is_empty() || self.starts.next_time() == Some(time) {
-            self.starts.pop();
-            self.backlog -= 1;
-            self.series.record_start();
-            return;
-        }
-        let (_, event) = self.calendar.pop().expect("an event is due");
-        match event {
-            Event::Abandon => self.backlog -= 1,
-            other => {
-                self.now = time;
-                self.handle_extended_event(other);
-            }
-        }
+        self.starts.pop();
+        self.backlog -= 1;
+        self.series.record_start();
     }
 
     #[inline]
@@ -380,6 +319,7 @@ impl<O: Observer> Engine<O> {
             self.rows.rows_total(),
             self.rows.rows_of(self.config.hot_key),
         );
-        self.series.close_window(self.backlog, self.at_risk(), rows);
+        // No batching here: no like sits in a server's memory.
+        self.series.close_window(self.backlog, 0, rows);
     }
 }

@@ -8,7 +8,6 @@ use rand::Rng;
 
 use super::clients::{Attempt, ClientCounts, Features, ReadMode};
 use super::config::EngineConfig;
-use super::heaps::FreeHeap;
 use super::random::{SimRng, Stream, bounded, stream_rng};
 use super::time::SimTime;
 use crate::stats::WaitStats;
@@ -90,8 +89,7 @@ pub(super) type Memory = Vec<(u32, SimTime)>;
 #[derive(Debug)]
 pub(super) struct Extension {
     pub(super) features: Arc<Features>,
-    pub(super) pool: Option<FreeHeap>,
-    /// Attempts waiting for their retry time, indexed by `Event::Retry`.
+    /// Attempts waiting for their retry time, indexed by the retry event.
     pub(super) retry_slab: Vec<Attempt>,
     pub(super) free_slab: Vec<u32>,
     pub(super) retry_rng: SimRng,
@@ -128,7 +126,6 @@ impl Extension {
         let servers = features.batching.as_ref().map_or(0, |b| b.servers as usize);
         let neighbours = features.pool.as_ref().map_or(0, |p| p.neighbours.len());
         Extension {
-            pool: features.pool.as_ref().map(|pool| FreeHeap::new(pool.size)),
             retry_slab: Vec::new(),
             free_slab: Vec::new(),
             retry_rng: stream_rng(config.seed, Stream::Retries),

@@ -39,11 +39,9 @@ impl<O: Observer> Engine<O> {
     #[inline]
     pub(super) fn feed_fast(&mut self, arrivals: &[Arrival]) -> usize {
         if !O::SILENT
-            || self.ext.is_some()
             || self.keys.is_some()
             || self.adaptive.is_some()
             || self.saturated_at.is_some()
-            || !self.calendar.is_empty()
         {
             return 0;
         }

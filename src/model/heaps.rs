@@ -207,42 +207,6 @@ fn pack(free_at: SimTime, slot: u32, slot_bits: u32) -> Option<u64> {
     fits.then_some((free_at << slot_bits) | u64::from(slot))
 }
 
-/// A set of interchangeable servers taken first come, first served by the one free earliest
-/// (lowest index on ties): the shared connection pool.
-#[derive(Debug, Clone)]
-pub struct FreeHeap {
-    heap: Vec<FreeRow>,
-}
-
-impl FreeHeap {
-    /// `size ≥ 1` servers, all free at time 0.
-    pub fn new(size: u32) -> Self {
-        assert!(size >= 1, "a pool has at least one server");
-        FreeHeap {
-            heap: (0..size).map(|slot| FreeRow { free_at: 0, slot }).collect(),
-        }
-    }
-
-    /// When the earliest-free server becomes free.
-    #[inline]
-    pub fn earliest(&self) -> SimTime {
-        self.heap[0].free_at
-    }
-
-    /// Takes the earliest-free server until `until`.
-    #[inline]
-    pub fn take_earliest(&mut self, until: SimTime) {
-        let slot = self.heap[0].slot;
-        replace_top(
-            &mut self.heap,
-            FreeRow {
-                free_at: until,
-                slot,
-            },
-        );
-    }
-}
-
 /// Moves a heap entry up to its place: O(log n).
 fn sift_up<T: Ord + Copy>(heap: &mut [T], mut at: usize) {
     while at > 0 {

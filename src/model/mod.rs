@@ -24,7 +24,6 @@ pub mod closed;
 pub mod config;
 pub mod counter;
 pub mod engine;
-mod engine_behaviours;
 mod extended;
 mod fast;
 mod heaps;

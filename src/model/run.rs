@@ -50,7 +50,7 @@ pub struct ShardRun {
     /// every later arrival counts as waiting, and the waits describe only the updates that took
     /// their rows before (a lower bound of what users would wait).
     pub saturated_at: Option<SimTime>,
-    /// What a closed loop's clients saw (set by [`super::closed::drive`]).
+    /// What a closed loop's clients saw (set by the pipeline's `run_closed`).
     pub closed: Option<ClosedRun>,
     /// What the machine did (runs on the event-driven pipeline).
     pub machine: Option<super::machine::MachineRun>,

@@ -137,12 +137,14 @@ pub(super) fn resolve(
     check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref()).map_err(err)?;
     let machine = super::machine::resolve_machine(&file).map_err(err)?;
     let likes = super::likes::resolve_likes(&file, &arrivals).map_err(err)?;
-    // A closed loop's clients wait for their like to be done — through deadlines, retries,
-    // the pool or rows that grow — which the queued row stage follows as it happens.
-    let closed_with_behaviours = matches!(arrivals, ArrivalPlan::Closed(_))
-        && (!features.is_empty() || keys.count > 1 || adaptive.is_some());
-    let pipeline =
-        overrides.event_path || !machine.is_empty() || likes.is_some() || closed_with_behaviours;
+    // The client behaviours (deadlines, retries, batching, the pool, reads, neighbours) and
+    // the closed loop's clients live on the event-driven pipeline; the closed form is the row
+    // stage alone.
+    let pipeline = overrides.event_path
+        || !machine.is_empty()
+        || likes.is_some()
+        || !features.is_empty()
+        || matches!(arrivals, ArrivalPlan::Closed(_));
     // Regions follow every like from its tap to its commit in each region.
     let every_like_commits = features.is_empty() && likes.is_none();
     let regions = super::regions::resolve_regions(&file, &arrivals, every_like_commits)
