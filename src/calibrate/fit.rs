@@ -814,56 +814,64 @@ fn nelder_mead(
             }
             window = (evaluations, simplex[0].1);
         }
-        let centroid: Vec<f64> = (0..n)
-            .map(|d| simplex[..n].iter().map(|(p, _)| p[d]).sum::<f64>() / n as f64)
-            .collect();
-        let along = |t: f64| -> Vec<f64> {
-            centroid
-                .iter()
-                .zip(&simplex[n].0)
-                .map(|(c, w)| c + t * (c - w))
-                .collect()
-        };
-        let reflected = along(1.0);
-        let reflected_cost = cost(&reflected);
-        evaluations += 1;
-        if reflected_cost < simplex[0].1 {
-            let expanded = along(2.0);
-            let expanded_cost = cost(&expanded);
-            evaluations += 1;
-            simplex[n] = if expanded_cost < reflected_cost {
-                (expanded, expanded_cost)
-            } else {
-                (reflected, reflected_cost)
-            };
-        } else if reflected_cost < simplex[n - 1].1 {
-            simplex[n] = (reflected, reflected_cost);
-        } else {
-            let contracted = along(if reflected_cost < simplex[n].1 {
-                0.5
-            } else {
-                -0.5
-            });
-            let contracted_cost = cost(&contracted);
-            evaluations += 1;
-            if contracted_cost < simplex[n].1.min(reflected_cost) {
-                simplex[n] = (contracted, contracted_cost);
-            } else {
-                let best = simplex[0].0.clone();
-                for vertex in simplex.iter_mut().skip(1) {
-                    vertex.0 = best
-                        .iter()
-                        .zip(&vertex.0)
-                        .map(|(b, v)| b + 0.5 * (v - b))
-                        .collect();
-                    vertex.1 = cost(&vertex.0);
-                    evaluations += 1;
-                }
-            }
-        }
+        evaluations += simplex_step(cost, &mut simplex);
     }
     simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
     simplex.swap_remove(0)
+}
+
+/// One Nelder–Mead step on a simplex sorted by cost (best first): reflect the worst vertex
+/// through the others' centroid, then expand, accept, contract or shrink. Returns the
+/// evaluations of `cost` it made.
+fn simplex_step(cost: &dyn Fn(&[f64]) -> f64, simplex: &mut [(Vec<f64>, f64)]) -> usize {
+    let n = simplex.len() - 1;
+    let centroid: Vec<f64> = (0..n)
+        .map(|d| simplex[..n].iter().map(|(p, _)| p[d]).sum::<f64>() / n as f64)
+        .collect();
+    let worst = simplex[n].0.clone();
+    let along = |t: f64| -> Vec<f64> {
+        centroid
+            .iter()
+            .zip(&worst)
+            .map(|(c, w)| c + t * (c - w))
+            .collect()
+    };
+    let reflected = along(1.0);
+    let reflected_cost = cost(&reflected);
+    if reflected_cost < simplex[0].1 {
+        let expanded = along(2.0);
+        let expanded_cost = cost(&expanded);
+        simplex[n] = if expanded_cost < reflected_cost {
+            (expanded, expanded_cost)
+        } else {
+            (reflected, reflected_cost)
+        };
+        return 2;
+    }
+    if reflected_cost < simplex[n - 1].1 {
+        simplex[n] = (reflected, reflected_cost);
+        return 1;
+    }
+    let contracted = along(if reflected_cost < simplex[n].1 {
+        0.5
+    } else {
+        -0.5
+    });
+    let contracted_cost = cost(&contracted);
+    if contracted_cost < simplex[n].1.min(reflected_cost) {
+        simplex[n] = (contracted, contracted_cost);
+        return 2;
+    }
+    let best = simplex[0].0.clone();
+    for vertex in simplex.iter_mut().skip(1) {
+        vertex.0 = best
+            .iter()
+            .zip(&vertex.0)
+            .map(|(b, v)| b + 0.5 * (v - b))
+            .collect();
+        vertex.1 = cost(&vertex.0);
+    }
+    2 + n
 }
 
 #[cfg(test)]

@@ -347,9 +347,46 @@ pub fn calibrate(
         progress(notice);
     }
     let durable = synchronous_commit != "off";
+    let schema = schema::OwnSchema::create(target, design.max_rows)?;
+    let runs = measure_all(target, design, progress)?;
+    schema.drop_now()?;
+    progress("fitting the model to the runs");
+    let machine = fit_machine(design, &runs, durable);
+    let run = |(load, measured): (Load, Measured)| CalibrationRun {
+        fitted: predict(&machine, &load),
+        load,
+        measured,
+    };
+    let again = run(runs.again);
+    let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
+    Ok(Calibration {
+        server: target.shown().to_owned(),
+        synchronous_commit,
+        machine,
+        runs,
+        load_notice,
+        again: Some(again),
+    })
+}
+
+/// What calibrate measured: each run's load beside what the database did.
+struct Runs {
+    /// The closed loops.
+    closed: Vec<(Load, Measured)>,
+    /// The open streams, chosen from the closed loops' results.
+    open: Vec<(Load, Measured)>,
+    /// The first closed loop measured again at the end.
+    again: (Load, Measured),
+}
+
+/// Measures the design's closed loops, then its open streams, then one loop again.
+fn measure_all(
+    target: &Target,
+    design: &Design,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Runs, DbFailure> {
     let loads = design.loads();
     let total = loads.len() + OPEN_STREAMS + 1;
-    let schema = schema::OwnSchema::create(target, design.max_rows)?;
     let mut measured = Vec::with_capacity(loads.len());
     for (index, load) in loads.iter().enumerate() {
         progress(&format!(
@@ -377,46 +414,35 @@ pub fn calibrate(
         closed_loop(&again)
     ));
     let again_measured = load::run(target, &again, 7 + total as u64)?;
-    schema.drop_now()?;
-    // The loop measured twice is fitted twice: the fit sits between its two measurements.
-    let observations: Vec<Observation> = loads
+    Ok(Runs {
+        closed: loads.into_iter().zip(measured).collect(),
+        open: open_loads.into_iter().zip(open_measured).collect(),
+        again: (again, again_measured),
+    })
+}
+
+/// Fits the machine to the runs: the rows, CPU and flush to the closed loops (the loop
+/// measured twice fitted twice, so the fit sits between its two measurements), the herd to the
+/// loops with more clients than the design's, then the idle connection's cost to the open
+/// streams.
+fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
+    let observations: Vec<Observation> = runs
+        .closed
         .iter()
-        .zip(&measured)
-        .chain(std::iter::once((&again, &again_measured)))
+        .chain(std::iter::once(&runs.again))
         .map(|(load, m)| observation(load, m, durable))
         .collect();
-    progress("fitting the model to the runs");
     let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = observations
         .into_iter()
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
     let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
     let machine = fit::fit_herd(&machine, &observations, &herd_runs);
-    let streams: Vec<(OpenStream, Observation)> = open_loads
+    let streams: Vec<(OpenStream, Observation)> = runs
+        .open
         .iter()
-        .zip(&open_measured)
         .map(|(load, m)| (open_stream(load), observation(load, m, durable)))
         .collect();
-    let machine = fit::fit_idle(&machine, &streams);
-    let run = |(load, measured): (Load, Measured)| CalibrationRun {
-        fitted: predict(&machine, &load),
-        load,
-        measured,
-    };
-    let runs = loads
-        .into_iter()
-        .zip(measured)
-        .chain(open_loads.into_iter().zip(open_measured))
-        .map(run)
-        .collect();
-    let again = run((again, again_measured));
-    Ok(Calibration {
-        server: target.shown().to_owned(),
-        synchronous_commit,
-        machine,
-        runs,
-        load_notice,
-        again: Some(again),
-    })
+    fit::fit_idle(&machine, &streams)
 }
 
 /// A closed loop in words: "64 rows, 32 clients".

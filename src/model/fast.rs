@@ -15,10 +15,12 @@
 //! (another key, a warm-up arrival, a free time too large for the packed heap, saturation)
 //! ends the run and the general path takes over.
 
+use super::calendar::Instants;
 use super::config::{Arrival, Observer};
 use super::engine::Engine;
 use super::heaps::replace_top;
 use super::rows::PackedRows;
+use super::time::SimTime;
 use crate::stats::{WaitStats, WindowSeries};
 
 /// The most rows the loop keeps in a tournament tree instead of a heap.
@@ -114,50 +116,30 @@ impl<O: Observer> Engine<O> {
         // Arrivals come in time order (checked below), so all are before the horizon when the
         // last is.
         let all_before_horizon = arrivals.last().is_some_and(|last| last.at < horizon);
+        // Whether the first arrival below is the run's first measured one: the backlog's peak
+        // is measured from there, after the holds due by then have started.
+        let first_measured = !self.measuring;
+        let (mut last, mut queued) = (self.now, self.backlog);
+        let mut queued_max = if first_measured { 0 } else { self.backlog_max };
         let Engine {
             rows,
             starts,
             series,
             waits,
-            now,
-            backlog,
-            backlog_max,
-            measuring,
             ..
         } = self;
-        let Some(PackedRows {
+        let Some(packed) = rows.packed_rows_mut(key) else {
+            return (0, false);
+        };
+        let PackedRows {
             heap,
             slot_bits,
             counts,
-        }) = rows.packed_rows_mut(key)
-        else {
-            return (0, false);
-        };
+        } = packed;
         let slot_mask = (1u64 << slot_bits) - 1;
         let packable_below = 1u64 << (u64::BITS - slot_bits);
-        // Up to 64 rows, a long run keeps the rows as the leaves of a tournament tree, by
-        // index (the packed entries are distinct, so the root is the heap's top: the same
-        // row); the heap is rebuilt from the leaves at the end.
-        let treed = TREED && (2..=MOST_TREED).contains(&N);
-        let mut tree = [0u64; 2 * MOST_TREED];
-        if treed {
-            heap.sort_unstable_by_key(|entry| entry & slot_mask);
-            tree[N..2 * N].copy_from_slice(heap);
-            for node in (1..N).rev() {
-                tree[node] = tree[2 * node].min(tree[2 * node + 1]);
-            }
-        }
-        let (mut last, mut queued, mut queued_max) = (*now, *backlog, *backlog_max);
-        if !*measuring {
-            // The backlog's peak is measured from the first measured arrival, after the
-            // holds due by then have started: set at the first arrival below.
-            queued_max = 0;
-        }
-        // Whether the first arrival below is the run's first measured one.
-        let first_measured = !*measuring;
-        let mut fed = 0;
-        let mut saturated = false;
-        let mut completed = 0;
+        let mut free = FreeRows::<N, TREED>::new(heap, slot_mask);
+        let (mut fed, mut saturated, mut completed) = (0, false, 0);
         // Arrivals that waited for nothing since the statistics were last told.
         let mut unqueued = 0;
         for (index, arrival) in arrivals.iter().enumerate() {
@@ -168,71 +150,153 @@ impl<O: Observer> Engine<O> {
             if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
                 break;
             }
-            let top = if treed { tree[1] } else { heap[0] };
+            let top = free.earliest();
             let start = at.max(top >> slot_bits);
             let until = start.saturating_add(arrival.hold);
             if until >= packable_below {
                 break;
             }
-            // The holds that start by this arrival, each in its window.
-            while let Some(due) = starts.pop_due(at) {
-                while due >= series.current_end() {
-                    // The hold starting at `due` is still queued at the window's end.
-                    tell_unqueued(waits, series, &mut unqueued);
-                    series.close_window(queued, 0, window_rows);
-                }
-                queued -= 1;
-                series.record_start();
-            }
-            while at >= series.current_end() {
-                tell_unqueued(waits, series, &mut unqueued);
-                series.close_window(queued, 0, window_rows);
-            }
+            let mut statistics = (&mut *waits, &mut *series, &mut unqueued);
+            start_due_holds(starts, &mut statistics, &mut queued, at, window_rows);
             if first_measured && fed == 0 {
                 queued_max = queued;
             }
             last = at;
             let slot = top & slot_mask;
-            let entry = (until << slot_bits) | slot;
-            if treed {
-                replace_leaf::<N>(&mut tree, slot as usize, entry);
-            } else if N == 0 {
-                replace_top(heap, entry);
-            } else if let Ok(heap) = <&mut [u64; N]>::try_from(&mut *heap) {
-                replace_top(heap, entry);
-            }
+            free.replace_earliest(slot, (until << slot_bits) | slot);
             counts[slot as usize] += 1;
             fed += 1;
             completed += u64::from(until <= horizon);
-            if start > at {
-                waits.record_positive(start - at);
-                series.record_arrival_queued(start - at);
-                starts.schedule(start);
-                queued += 1;
-                series.note_backlog(queued);
-                queued_max = queued_max.max(queued);
-                if starts.len() as u64 > queue_limit {
-                    saturated = true;
-                    break;
-                }
-            } else {
+            if start == at {
                 unqueued += 1;
+                continue;
+            }
+            queued += 1;
+            queued_max = queued_max.max(queued);
+            queue(starts, (waits, series), (at, start), queued);
+            if starts.len() as u64 > queue_limit {
+                saturated = true;
+                break;
             }
         }
         tell_unqueued(waits, series, &mut unqueued);
-        if treed {
-            heap.copy_from_slice(&tree[N..2 * N]);
-            // Sorted is a valid min-heap.
-            heap.sort_unstable();
-        }
+        free.put_back();
         if fed > 0 {
-            *measuring = true;
-            (*now, *backlog, *backlog_max) = (last, queued, queued_max);
-            self.tries += fed as u64;
-            self.arrivals += fed as u64;
-            self.completed += completed;
+            self.end_run(fed as u64, completed, (last, queued, queued_max));
         }
         (fed, saturated)
+    }
+
+    /// Ends a run of `fed` measured arrivals, `completed` of whose holds end by the horizon:
+    /// the counters, and the time, backlog and backlog peak after its last arrival.
+    #[inline(always)]
+    fn end_run(&mut self, fed: u64, completed: u64, (now, backlog, backlog_max): (u64, u64, u64)) {
+        self.measuring = true;
+        (self.now, self.backlog, self.backlog_max) = (now, backlog, backlog_max);
+        self.tries += fed;
+        self.arrivals += fed;
+        self.completed += completed;
+    }
+}
+
+/// One key's free rows during the loop, as packed (free time, row) entries: its heap of `N`
+/// rows (0: any length), or up to 64 rows in a long run (`TREED`) the leaves of a tournament
+/// tree, by index — the packed entries are distinct, so the root is the heap's top, the same
+/// row — written back to the heap at the end.
+struct FreeRows<'a, const N: usize, const TREED: bool> {
+    heap: &'a mut [u64],
+    tree: [u64; 2 * MOST_TREED],
+}
+
+impl<'a, const N: usize, const TREED: bool> FreeRows<'a, N, TREED> {
+    const TREED: bool = TREED && N >= 2 && N <= MOST_TREED;
+
+    /// The key's rows from its packed heap (row numbers under `slot_mask`).
+    #[inline(always)]
+    fn new(heap: &'a mut [u64], slot_mask: u64) -> Self {
+        let mut tree = [0u64; 2 * MOST_TREED];
+        if Self::TREED {
+            heap.sort_unstable_by_key(|entry| entry & slot_mask);
+            tree[N..2 * N].copy_from_slice(heap);
+            for node in (1..N).rev() {
+                tree[node] = tree[2 * node].min(tree[2 * node + 1]);
+            }
+        }
+        FreeRows { heap, tree }
+    }
+
+    /// The entry of the row free earliest (lowest row on ties).
+    #[inline(always)]
+    fn earliest(&self) -> u64 {
+        if Self::TREED {
+            self.tree[1]
+        } else {
+            self.heap[0]
+        }
+    }
+
+    /// Gives the earliest row, number `slot`, the entry `entry`.
+    #[inline(always)]
+    fn replace_earliest(&mut self, slot: u64, entry: u64) {
+        if Self::TREED {
+            replace_leaf::<N>(&mut self.tree, slot as usize, entry);
+        } else if N == 0 {
+            replace_top(self.heap, entry);
+        } else if let Ok(heap) = <&mut [u64; N]>::try_from(&mut *self.heap) {
+            replace_top(heap, entry);
+        }
+    }
+
+    /// Writes the tree's leaves back to the heap (sorted is a valid min-heap).
+    #[inline(always)]
+    fn put_back(self) {
+        if Self::TREED {
+            self.heap.copy_from_slice(&self.tree[N..2 * N]);
+            self.heap.sort_unstable();
+        }
+    }
+}
+
+/// An arrival at `at` that starts at `start`, later: its wait, and its start on the calendar
+/// (`queued` waiting with it).
+#[inline(always)]
+fn queue(
+    starts: &mut Instants,
+    (waits, series): (&mut WaitStats, &mut WindowSeries),
+    (at, start): (SimTime, SimTime),
+    queued: u64,
+) {
+    waits.record_positive(start - at);
+    series.record_arrival_queued(start - at);
+    starts.schedule(start);
+    series.note_backlog(queued);
+}
+
+/// The waits, the windows and the count of arrivals that waited for nothing not yet told.
+type Statistics<'a> = (&'a mut WaitStats, &'a mut WindowSeries, &'a mut u64);
+
+/// Starts the queued holds due by `at`, each in its window, and closes the windows that end
+/// by `at` (`queued` holds waiting, the rows `window_rows`).
+#[inline(always)]
+fn start_due_holds(
+    starts: &mut Instants,
+    (waits, series, unqueued): &mut Statistics<'_>,
+    queued: &mut u64,
+    at: SimTime,
+    window_rows: (u64, u32),
+) {
+    while let Some(due) = starts.pop_due(at) {
+        while due >= series.current_end() {
+            // The hold starting at `due` is still queued at the window's end.
+            tell_unqueued(waits, series, unqueued);
+            series.close_window(*queued, 0, window_rows);
+        }
+        *queued -= 1;
+        series.record_start();
+    }
+    while at >= series.current_end() {
+        tell_unqueued(waits, series, unqueued);
+        series.close_window(*queued, 0, window_rows);
     }
 }
 

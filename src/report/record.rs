@@ -30,7 +30,7 @@ pub enum Check {
 macro_rules! summary_columns {
     ($($(#[$doc:meta])* $name:ident: $ty:ty => $check:ident,)*) => {
         /// One shard count's figures as `summary.csv` writes them, in column order.
-        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[derive(Debug, Clone, Default, PartialEq, Serialize)]
         pub struct SummaryRecord {
             $($(#[$doc])* pub $name: $ty,)*
         }
@@ -268,33 +268,18 @@ fn ms(ns: u64) -> Option<f64> {
 impl SummaryRecord {
     /// The record of one summary row.
     pub fn of(row: &SummaryRow, seed: u64, warmup_s: f64) -> SummaryRecord {
+        let mut record = SummaryRecord::core(row, seed, warmup_s);
+        record.set_intervals(row.waits_lo.as_ref(), row.waits_hi.as_ref());
+        record.set_clients(row);
+        record.set_reads(row);
+        record.set_machine(row);
+        record.set_likes(row);
+        record
+    }
+
+    /// The columns every run has: the rows' load, waits, backlog and burst.
+    fn core(row: &SummaryRow, seed: u64, warmup_s: f64) -> SummaryRecord {
         let w = &row.waits;
-        let bound = |summary: &Option<WaitSummary>, ns: fn(&WaitSummary) -> u64| {
-            summary.as_ref().and_then(|s| ms(ns(s)))
-        };
-        let (lo, hi) = (&row.waits_lo, &row.waits_hi);
-        let extended = row.extended.as_ref();
-        let client = extended.and_then(|e| e.client);
-        let batching = extended.and_then(|e| e.batching.as_ref());
-        let pool = extended.and_then(|e| e.pool.as_ref());
-        let reads = extended.and_then(|e| e.reads.as_ref());
-        let closed = row.closed.as_ref();
-        let machine = row.machine.as_ref();
-        // Response times: a closed loop's clients', or open arrivals' on a machine.
-        let responses = closed
-            .map(|c| c.responses)
-            .or_else(|| machine.and_then(|m| m.responses));
-        let c = |get: fn(&ClientSummary) -> f64| client.and_then(|c| rounded(get(&c), 3));
-        let likes = row.likes.as_ref();
-        let l = |get: fn(&crate::report::likes::LikesSummary) -> f64| {
-            likes.and_then(|l| rounded(get(l), 3))
-        };
-        let b = |get: fn(&BatchSummary) -> f64| batching.and_then(|b| rounded(get(b), 3));
-        // Likes and pending likes come from the clients or, with batching, the app servers.
-        let either = |from_client: fn(&ClientSummary) -> f64,
-                      from_batching: fn(&BatchSummary) -> f64| {
-            c(from_client).or_else(|| b(from_batching))
-        };
         SummaryRecord {
             scenario: row.scenario.clone(),
             policy: row.policy.clone(),
@@ -320,84 +305,131 @@ impl SummaryRecord {
             seed,
             replications: row.replications,
             warmup_s,
-            wait_mean_ms_lo: bound(lo, |s| s.mean_ns),
-            wait_mean_ms_hi: bound(hi, |s| s.mean_ns),
-            wait_p50_ms_lo: bound(lo, |s| s.p50_ns),
-            wait_p50_ms_hi: bound(hi, |s| s.p50_ns),
-            wait_p90_ms_lo: bound(lo, |s| s.p90_ns),
-            wait_p90_ms_hi: bound(hi, |s| s.p90_ns),
-            wait_p99_ms_lo: bound(lo, |s| s.p99_ns),
-            wait_p99_ms_hi: bound(hi, |s| s.p99_ns),
-            wait_p999_ms_lo: bound(lo, |s| s.p999_ns),
-            wait_p999_ms_hi: bound(hi, |s| s.p999_ns),
-            wait_max_ms_lo: bound(lo, |s| s.max_ns),
-            wait_max_ms_hi: bound(hi, |s| s.max_ns),
-            likes: either(|c| c.likes, |b| b.likes),
-            likes_per_s: either(|c| c.likes_per_s, |b| b.likes_per_s),
-            attempts: c(|c| c.attempts),
-            attempts_per_s: c(|c| c.attempts_per_s),
-            amplification: c(|c| c.amplification),
-            timeouts: c(|c| c.timeouts),
-            user_failures: c(|c| c.failed),
-            succeeded: c(|c| c.succeeded),
-            pending_likes: either(|c| c.pending, |b| b.pending),
-            duplicates: c(|c| c.duplicates),
-            count_drift: c(|c| c.drift),
-            goodput_per_s: c(|c| c.goodput_per_s),
-            db_writes: b(|b| b.db_writes),
-            db_writes_per_s: b(|b| b.db_writes_per_s),
-            lost_likes: b(|b| b.lost),
-            at_risk_mean: b(|b| b.at_risk_mean),
-            at_risk_max: b(|b| b.at_risk_max),
-            count_delay_p50_ms: batching.and_then(|b| ms(b.delay.p50_ns)),
-            count_delay_p99_ms: batching.and_then(|b| ms(b.delay.p99_ns)),
-            count_delay_max_ms: batching.and_then(|b| ms(b.delay.max_ns)),
-            like_connection_wait_p99_ms: pool.and_then(|p| ms(p.like_wait.p99_ns)),
-            neighbour_wait_mean_ms: pool.and_then(|p| ms(p.neighbour_wait.mean_ns)),
-            neighbour_wait_p99_ms: pool.and_then(|p| ms(p.neighbour_wait.p99_ns)),
             hot_key_share: rounded(row.hot_key_share, 6),
             mode: if row.adaptive { "adaptive" } else { "static" },
             rows_total: row.rows_total,
             max_key_rows: row.max_key_rows,
-            read_requests_per_s: reads.and_then(|r| rounded(r.requests_per_s, 3)),
-            rows_read_per_s: reads.and_then(|r| rounded(r.rows_touched_per_s, 3)),
-            rows_per_read: reads.and_then(|r| rounded(r.rows_per_read, 4)),
-            cache_hit_ratio: reads.and_then(|r| rounded(r.cache_hit_ratio, 4)),
-            staleness_mean_ms: reads.and_then(|r| ms(r.staleness.mean_ns)),
-            staleness_p99_ms: reads.and_then(|r| ms(r.staleness.p99_ns)),
-            staleness_likes_mean: reads.map(|r| r.staleness_likes.mean_ns as f64),
-            staleness_likes_p99: reads.map(|r| r.staleness_likes.p99_ns as f64),
-            read_lock_wait_p99_ms: reads.and_then(|r| ms(r.lock_wait.p99_ns)),
             saturated_at_s: row.saturated_at_s.and_then(|at| rounded(at, 3)),
-            response_mean_ms: responses.and_then(|r| ms(r.mean_ns)),
-            response_p50_ms: responses.and_then(|r| ms(r.p50_ns)),
-            response_p99_ms: responses.and_then(|r| ms(r.p99_ns)),
-            response_p999_ms: responses.and_then(|r| ms(r.p999_ns)),
-            clients: closed.map(|c| c.clients),
-            cpu_utilization: machine.and_then(|m| m.cpu_utilization.and_then(|u| rounded(u, 4))),
-            fsyncs_per_commit: machine
-                .and_then(|m| m.fsyncs_per_commit.and_then(|f| rounded(f, 4))),
-            bottleneck: machine.map(|m| m.bottleneck.name()),
             overloaded_s: rounded(row.burst.overloaded_s, 3),
             first_slo_breach_s: row.burst.first_slo_breach_s.and_then(|s| rounded(s, 3)),
             drain_s: row.burst.drain_s.and_then(|s| rounded(s, 3)),
             backlog_growth_per_s: row.burst.backlog_growth_per_s.and_then(|g| rounded(g, 3)),
             tries_per_update: row.tries_per_update.and_then(|t| rounded(t, 4)),
-            likes_stored: l(|l| l.stored),
-            likes_counted: l(|l| l.counted),
-            repeats_rejected: l(|l| l.rejected),
-            crashed_likes: l(|l| l.crashed),
-            withdrawn_likes: l(|l| l.withdrawn),
-            insert_wait_p50_ms: likes.and_then(|l| ms(l.insert_waits.p50_ns)),
-            insert_wait_p99_ms: likes.and_then(|l| ms(l.insert_waits.p99_ns)),
-            insert_wait_p999_ms: likes.and_then(|l| ms(l.insert_waits.p999_ns)),
-            hot_partition_share: likes.and_then(|l| rounded(l.hot_partition_share, 4)),
-            hot_partition_utilization: likes.and_then(|l| rounded(l.hot_partition_utilization, 4)),
-            like_latency_p50_ms: likes.and_then(|l| l.latency).and_then(|w| ms(w.p50_ns)),
-            like_latency_p99_ms: likes.and_then(|l| l.latency).and_then(|w| ms(w.p99_ns)),
-            drift_final: l(|l| l.drift_final),
-            drift_max: l(|l| l.drift_max),
-            reconciled_likes: l(|l| l.reconciled),
+            ..SummaryRecord::default()
         }
+    }
+
+    /// The waits' 95% intervals over replications.
+    fn set_intervals(&mut self, lo: Option<&WaitSummary>, hi: Option<&WaitSummary>) {
+        let bound = |summary: Option<&WaitSummary>, ns: fn(&WaitSummary) -> u64| {
+            summary.and_then(|s| ms(ns(s)))
+        };
+        self.wait_mean_ms_lo = bound(lo, |s| s.mean_ns);
+        self.wait_mean_ms_hi = bound(hi, |s| s.mean_ns);
+        self.wait_p50_ms_lo = bound(lo, |s| s.p50_ns);
+        self.wait_p50_ms_hi = bound(hi, |s| s.p50_ns);
+        self.wait_p90_ms_lo = bound(lo, |s| s.p90_ns);
+        self.wait_p90_ms_hi = bound(hi, |s| s.p90_ns);
+        self.wait_p99_ms_lo = bound(lo, |s| s.p99_ns);
+        self.wait_p99_ms_hi = bound(hi, |s| s.p99_ns);
+        self.wait_p999_ms_lo = bound(lo, |s| s.p999_ns);
+        self.wait_p999_ms_hi = bound(hi, |s| s.p999_ns);
+        self.wait_max_ms_lo = bound(lo, |s| s.max_ns);
+        self.wait_max_ms_hi = bound(hi, |s| s.max_ns);
+    }
+
+    /// The clients' columns: timeouts and retries, batching and the pool.
+    fn set_clients(&mut self, row: &SummaryRow) {
+        let extended = row.extended.as_ref();
+        let client = extended.and_then(|e| e.client);
+        let batching = extended.and_then(|e| e.batching.as_ref());
+        let pool = extended.and_then(|e| e.pool.as_ref());
+        let c = |get: fn(&ClientSummary) -> f64| client.and_then(|c| rounded(get(&c), 3));
+        let b = |get: fn(&BatchSummary) -> f64| batching.and_then(|b| rounded(get(b), 3));
+        // Likes and pending likes come from the clients or, with batching, the app servers.
+        let either = |from_client: fn(&ClientSummary) -> f64,
+                      from_batching: fn(&BatchSummary) -> f64| {
+            c(from_client).or_else(|| b(from_batching))
+        };
+        self.likes = either(|c| c.likes, |b| b.likes);
+        self.likes_per_s = either(|c| c.likes_per_s, |b| b.likes_per_s);
+        self.attempts = c(|c| c.attempts);
+        self.attempts_per_s = c(|c| c.attempts_per_s);
+        self.amplification = c(|c| c.amplification);
+        self.timeouts = c(|c| c.timeouts);
+        self.user_failures = c(|c| c.failed);
+        self.succeeded = c(|c| c.succeeded);
+        self.pending_likes = either(|c| c.pending, |b| b.pending);
+        self.duplicates = c(|c| c.duplicates);
+        self.count_drift = c(|c| c.drift);
+        self.goodput_per_s = c(|c| c.goodput_per_s);
+        self.db_writes = b(|b| b.db_writes);
+        self.db_writes_per_s = b(|b| b.db_writes_per_s);
+        self.lost_likes = b(|b| b.lost);
+        self.at_risk_mean = b(|b| b.at_risk_mean);
+        self.at_risk_max = b(|b| b.at_risk_max);
+        self.count_delay_p50_ms = batching.and_then(|b| ms(b.delay.p50_ns));
+        self.count_delay_p99_ms = batching.and_then(|b| ms(b.delay.p99_ns));
+        self.count_delay_max_ms = batching.and_then(|b| ms(b.delay.max_ns));
+        self.like_connection_wait_p99_ms = pool.and_then(|p| ms(p.like_wait.p99_ns));
+        self.neighbour_wait_mean_ms = pool.and_then(|p| ms(p.neighbour_wait.mean_ns));
+        self.neighbour_wait_p99_ms = pool.and_then(|p| ms(p.neighbour_wait.p99_ns));
+    }
+
+    /// The read path's columns.
+    fn set_reads(&mut self, row: &SummaryRow) {
+        let Some(r) = row.extended.as_ref().and_then(|e| e.reads.as_ref()) else {
+            return;
+        };
+        self.read_requests_per_s = rounded(r.requests_per_s, 3);
+        self.rows_read_per_s = rounded(r.rows_touched_per_s, 3);
+        self.rows_per_read = rounded(r.rows_per_read, 4);
+        self.cache_hit_ratio = rounded(r.cache_hit_ratio, 4);
+        self.staleness_mean_ms = ms(r.staleness.mean_ns);
+        self.staleness_p99_ms = ms(r.staleness.p99_ns);
+        self.staleness_likes_mean = Some(r.staleness_likes.mean_ns as f64);
+        self.staleness_likes_p99 = Some(r.staleness_likes.p99_ns as f64);
+        self.read_lock_wait_p99_ms = ms(r.lock_wait.p99_ns);
+    }
+
+    /// The responses (a closed loop's clients', or open arrivals' on a machine) and the
+    /// machine's columns.
+    fn set_machine(&mut self, row: &SummaryRow) {
+        let closed = row.closed.as_ref();
+        let machine = row.machine.as_ref();
+        let responses = closed
+            .map(|c| c.responses)
+            .or_else(|| machine.and_then(|m| m.responses));
+        self.response_mean_ms = responses.and_then(|r| ms(r.mean_ns));
+        self.response_p50_ms = responses.and_then(|r| ms(r.p50_ns));
+        self.response_p99_ms = responses.and_then(|r| ms(r.p99_ns));
+        self.response_p999_ms = responses.and_then(|r| ms(r.p999_ns));
+        self.clients = closed.map(|c| c.clients);
+        self.cpu_utilization = machine.and_then(|m| m.cpu_utilization.and_then(|u| rounded(u, 4)));
+        self.fsyncs_per_commit =
+            machine.and_then(|m| m.fsyncs_per_commit.and_then(|f| rounded(f, 4)));
+        self.bottleneck = machine.map(|m| m.bottleneck.name());
+    }
+
+    /// The likes table's columns.
+    fn set_likes(&mut self, row: &SummaryRow) {
+        let Some(likes) = row.likes.as_ref() else {
+            return;
+        };
+        self.likes_stored = rounded(likes.stored, 3);
+        self.likes_counted = rounded(likes.counted, 3);
+        self.repeats_rejected = rounded(likes.rejected, 3);
+        self.crashed_likes = rounded(likes.crashed, 3);
+        self.withdrawn_likes = rounded(likes.withdrawn, 3);
+        self.insert_wait_p50_ms = ms(likes.insert_waits.p50_ns);
+        self.insert_wait_p99_ms = ms(likes.insert_waits.p99_ns);
+        self.insert_wait_p999_ms = ms(likes.insert_waits.p999_ns);
+        self.hot_partition_share = rounded(likes.hot_partition_share, 4);
+        self.hot_partition_utilization = rounded(likes.hot_partition_utilization, 4);
+        self.like_latency_p50_ms = likes.latency.and_then(|w| ms(w.p50_ns));
+        self.like_latency_p99_ms = likes.latency.and_then(|w| ms(w.p99_ns));
+        self.drift_final = rounded(likes.drift_final, 3);
+        self.drift_max = rounded(likes.drift_max, 3);
+        self.reconciled_likes = rounded(likes.reconciled, 3);
     }
 }

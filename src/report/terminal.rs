@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
+use crate::calibrate::validate::{Point, Tolerance, Validation, stability};
 use crate::model::machine::GrantOrder;
 use crate::scenario::Scenario;
 
@@ -401,13 +402,28 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     out
 }
 
-/// The validation's table: every point measured against its prediction.
-pub fn validation_table(
-    validation: &crate::calibrate::validate::Validation,
-    tolerance: &crate::calibrate::validate::Tolerance,
-) -> String {
-    use crate::calibrate::validate::{Point, stability};
-    let mut out = format!(
+/// The validation's table: every point measured against its prediction, then how far the
+/// repeats spread, the steady p99s and how far the database moved since calibrate.
+pub fn validation_table(validation: &Validation, tolerance: &Tolerance) -> String {
+    let mut out = validation_header(validation);
+    out += &validation_points(validation, tolerance);
+    out += &validation_spreads(validation, tolerance);
+    if let Some((steady, whole, streams)) = validation.steady_p99_within(tolerance) {
+        out += &format!(
+            "steady p99 (a repeat's median of its {} windows' p99s, which a stall in one or two \
+             does not move; the model has no stalls): predicted within ±{:.0}% at {steady} of \
+             {streams} stable open streams, against {whole} by their whole p99\n",
+            crate::calibrate::load::WINDOWS,
+            100.0 * tolerance.p99_rel,
+        );
+    }
+    out += &validation_drift(validation, tolerance);
+    out
+}
+
+/// The validation table's title lines and column heads.
+fn validation_header(validation: &Validation) -> String {
+    format!(
         "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
          measured: {}, p99 also their range\n\
          {:<44} {:>10} {:>10} {:>7} {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
@@ -429,8 +445,13 @@ pub fn validation_table(
         "predicted",
         "measured",
         "predicted",
-    );
+    )
+}
+
+/// One line per validation point.
+fn validation_points(validation: &Validation, tolerance: &Tolerance) -> String {
     let d = super::units::duration;
+    let mut out = String::new();
     for point in &validation.points {
         out += &format!(
             "{:<44} {:>10.0} {:>10.0} {:>6.1}% {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  {}\n",
@@ -452,6 +473,13 @@ pub fn validation_table(
             },
         );
     }
+    out
+}
+
+/// How far the repeats of the widest closed loop and the widest stable open stream spread.
+fn validation_spreads(validation: &Validation, tolerance: &Tolerance) -> String {
+    let d = super::units::duration;
+    let mut out = String::new();
     if let Some((point, spread)) = validation.widest(Point::tps_spread) {
         let (low, high) = point.tps_range();
         out += &repeats_line(
@@ -487,36 +515,33 @@ pub fn validation_table(
             "tail",
         );
     }
-    if let Some((steady, whole, streams)) = validation.steady_p99_within(tolerance) {
-        out += &format!(
-            "steady p99 (a repeat's median of its {} windows' p99s, which a stall in one or two \
-             does not move; the model has no stalls): predicted within ±{:.0}% at {steady} of \
-             {streams} stable open streams, against {whole} by their whole p99\n",
-            crate::calibrate::load::WINDOWS,
-            100.0 * tolerance.p99_rel,
-        );
-    }
-    if let Some((drifts, largest)) = validation.drifts() {
-        let each: Vec<String> = drifts
-            .iter()
-            .map(|(point, drift)| format!("{} rows {:+.0}%", point.load.rows, 100.0 * drift))
-            .collect();
-        out += &format!(
-            "since calibrate (the same closed loops, measured again): {}{}\n",
-            each.join(", "),
-            if largest > tolerance.tps_rel {
-                format!(
-                    "; the database itself moved by {:.0}%, more than the ±{:.0}% allowed: \
-                     calibrate again on a quiet machine and validate right after",
-                    100.0 * largest,
-                    100.0 * tolerance.tps_rel
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
     out
+}
+
+/// How far the calibration's closed loops moved when measured again, with advice when the
+/// database itself moved more than the tolerance.
+fn validation_drift(validation: &Validation, tolerance: &Tolerance) -> String {
+    let Some((drifts, largest)) = validation.drifts() else {
+        return String::new();
+    };
+    let each: Vec<String> = drifts
+        .iter()
+        .map(|(point, drift)| format!("{} rows {:+.0}%", point.load.rows, 100.0 * drift))
+        .collect();
+    format!(
+        "since calibrate (the same closed loops, measured again): {}{}\n",
+        each.join(", "),
+        if largest > tolerance.tps_rel {
+            format!(
+                "; the database itself moved by {:.0}%, more than the ±{:.0}% allowed: \
+                 calibrate again on a quiet machine and validate right after",
+                100.0 * largest,
+                100.0 * tolerance.tps_rel
+            )
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// `spread` (a fraction of the lower figure) as words before "its lowest": "80% above", or

@@ -17,11 +17,14 @@ use super::file::{
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::{InputError, clip};
-use crate::model::clients::OnTimeout;
+use crate::model::adaptive::AdaptivePolicy;
+use crate::model::clients::{Features, OnTimeout};
+use crate::model::likes::LikesPlan;
 use crate::model::machine::GrantOrder;
+use crate::model::regions::RegionsPlan;
 use crate::model::rows::SkipLocked;
 use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
-use crate::model::{HoldDist, Policy, SimTime};
+use crate::model::{HoldDist, MachineModel, Policy, SimTime};
 
 /// Parses the TOML text, naming the field path of any error, and its line when `verbatim`
 /// (the text is the file as written: with a calibration merged in, it is rewritten, and its
@@ -126,30 +129,9 @@ pub(super) fn resolve(
     let (warmup_s, warmup) = resolve_warmup(&file, horizon).map_err(named("warmup_s"))?;
     let check = file.check.clone().unwrap_or_default();
     check_tolerances(&check).map_err(err)?;
-    let (features, read_segments) =
-        resolve_behaviours(&file, &hold, &arrivals, horizon).map_err(err)?;
-    let adaptive = file
-        .adaptive
-        .as_ref()
-        .map(|table| resolve_adaptive(table, &hold))
-        .transpose()
-        .map_err(err)?;
-    check_row_limit(&arrivals, &keys, &shards, adaptive.as_ref()).map_err(err)?;
-    let machine = super::machine::resolve_machine(&file).map_err(err)?;
-    let likes = super::likes::resolve_likes(&file, &arrivals).map_err(err)?;
-    // The client behaviours (deadlines, retries, batching, the pool, reads, neighbours) and
-    // the closed loop's clients live on the event-driven pipeline; the closed form is the row
-    // stage alone.
-    let pipeline = overrides.event_path
-        || !machine.is_empty()
-        || likes.is_some()
-        || !features.is_empty()
-        || matches!(arrivals, ArrivalPlan::Closed(_));
-    // Regions follow every like from its tap to its commit in each region.
-    let every_like_commits = features.is_empty() && likes.is_none();
-    let regions = super::regions::resolve_regions(&file, &arrivals, every_like_commits)
-        .map_err(err)?
-        .map(std::sync::Arc::new);
+    let stages = resolve_stages(&file, &hold, &arrivals, horizon).map_err(err)?;
+    check_row_limit(&arrivals, &keys, &shards, stages.adaptive.as_ref()).map_err(err)?;
+    let pipeline = overrides.event_path || stages.need_pipeline(&arrivals);
     let mut scenario = Scenario {
         path: path.to_path_buf(),
         name,
@@ -169,13 +151,13 @@ pub(super) fn resolve(
         replications,
         warmup,
         check,
-        features: std::sync::Arc::new(features),
-        adaptive,
-        read_segments,
-        machine: std::sync::Arc::new(machine),
+        features: std::sync::Arc::new(stages.features),
+        adaptive: stages.adaptive,
+        read_segments: stages.read_segments,
+        machine: std::sync::Arc::new(stages.machine),
         pipeline,
-        regions,
-        likes: likes.map(std::sync::Arc::new),
+        regions: stages.regions.map(std::sync::Arc::new),
+        likes: stages.likes.map(std::sync::Arc::new),
         calibration_kept: Vec::new(),
         queue_limit: crate::model::engine::MAX_QUEUED,
         resolved: ScenarioFile::default(),
@@ -183,6 +165,56 @@ pub(super) fn resolve(
     check_closed_loop(&scenario).map_err(err)?;
     scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
     Ok(scenario)
+}
+
+/// The sections around the rows, resolved.
+struct Stages {
+    features: Features,
+    read_segments: Option<Vec<RateSegment>>,
+    adaptive: Option<AdaptivePolicy>,
+    machine: MachineModel,
+    likes: Option<LikesPlan>,
+    regions: Option<RegionsPlan>,
+}
+
+impl Stages {
+    /// Whether the run needs the event-driven pipeline: the client behaviours (deadlines,
+    /// retries, batching, the pool, reads, neighbours), the closed loop's clients, the machine
+    /// and the likes table live there; the closed form is the row stage alone.
+    fn need_pipeline(&self, arrivals: &ArrivalPlan) -> bool {
+        !self.machine.is_empty()
+            || self.likes.is_some()
+            || !self.features.is_empty()
+            || matches!(arrivals, ArrivalPlan::Closed(_))
+    }
+}
+
+/// The client behaviours, adaptive rows, the machine, the likes table and regions.
+fn resolve_stages(
+    file: &ScenarioFile,
+    hold: &HoldDist,
+    arrivals: &ArrivalPlan,
+    horizon: SimTime,
+) -> Result<Stages, FieldError> {
+    let (features, read_segments) = resolve_behaviours(file, hold, arrivals, horizon)?;
+    let adaptive = file
+        .adaptive
+        .as_ref()
+        .map(|table| resolve_adaptive(table, hold))
+        .transpose()?;
+    let machine = super::machine::resolve_machine(file)?;
+    let likes = super::likes::resolve_likes(file, arrivals)?;
+    // Regions follow every like from its tap to its commit in each region.
+    let every_like_commits = features.is_empty() && likes.is_none();
+    let regions = super::regions::resolve_regions(file, arrivals, every_like_commits)?;
+    Ok(Stages {
+        features,
+        read_segments,
+        adaptive,
+        machine,
+        likes,
+        regions,
+    })
 }
 
 /// The shard counts: `--shards`, else the scenario's `shards`.

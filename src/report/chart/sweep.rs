@@ -1,6 +1,8 @@
 //! The sweep charts: a heat map of the recommended shard count over two swept fields, or a line per policy over one.
 
 use super::*;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::RangedCoordi32;
 
 /// The sweep's charts (see [`super::grid`]): per policy, a heat map of the recommended shard
 /// count over two swept fields (`sweep`, or `sweep-<policy>` with several policies); over one
@@ -64,23 +66,7 @@ impl HeatFigure<'_> {
                 0.5
             }
         };
-        // The colour key: every recommended count's colour, and the grey of none.
-        let mut legend = Legend::default();
-        let mut shown: Vec<u32> = counts.clone();
-        shown.sort_unstable();
-        shown.dedup();
-        for &n in &shown {
-            legend.add(
-                format!("{n} {}", if n == 1 { "shard" } else { "shards" }),
-                Mark::Fill(heat_colour(share(n)).mix(1.0)),
-            );
-        }
-        if of.iter().any(|r| r.recommended.is_none()) {
-            legend.add(
-                "none meets the target",
-                Mark::Fill(RGBColor(220, 220, 220).mix(1.0)),
-            );
-        }
+        let legend = heat_key(&counts, of.iter().any(|r| r.recommended.is_none()), &share);
         let (plot_area, legend_area) = legend.split(root);
         let mut chart = ChartBuilder::on(&plot_area)
             .caption(
@@ -119,34 +105,73 @@ impl HeatFigure<'_> {
                 else {
                     continue;
                 };
-                let (x, y) = (x as i32, y as i32);
                 let (fill, text) = match row.recommended {
                     Some(n) => (heat_colour(share(n)), n.to_string()),
-                    None => (RGBColor(220, 220, 220), "none".to_owned()),
+                    None => (NONE_GREY, "none".to_owned()),
                 };
-                chart.draw_series(std::iter::once(Rectangle::new(
-                    [
-                        (SegmentValue::Exact(x), SegmentValue::Exact(y)),
-                        (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
-                    ],
-                    fill.filled(),
-                )))?;
-                let ink = if luminance(fill) < 0.5 { WHITE } else { BLACK };
-                let style = TextStyle::from((FONT, 22).into_font()).color(&ink).pos(
-                    plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Center,
-                    ),
-                );
-                chart.draw_series(std::iter::once(Text::new(
-                    text,
-                    (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
-                    style,
-                )))?;
+                draw_cell(&mut chart, (x as i32, y as i32), fill, text)?;
             }
         }
         legend.draw(&legend_area)
     }
+}
+
+/// The grey of a configuration where no simulated shard count meets the target.
+const NONE_GREY: RGBColor = RGBColor(220, 220, 220);
+
+/// The heat map's colour key: every recommended count's colour (at its `share` of the scale),
+/// and the grey of none when `unmet`.
+fn heat_key(counts: &[u32], unmet: bool, share: &dyn Fn(u32) -> f64) -> Legend {
+    let mut legend = Legend::default();
+    let mut shown: Vec<u32> = counts.to_vec();
+    shown.sort_unstable();
+    shown.dedup();
+    for &n in &shown {
+        legend.add(
+            format!("{n} {}", if n == 1 { "shard" } else { "shards" }),
+            Mark::Fill(heat_colour(share(n)).mix(1.0)),
+        );
+    }
+    if unmet {
+        legend.add("none meets the target", Mark::Fill(NONE_GREY.mix(1.0)));
+    }
+    legend
+}
+
+/// The heat map's segmented plot.
+type HeatPlot<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<SegmentedCoord<RangedCoordi32>, SegmentedCoord<RangedCoordi32>>,
+>;
+
+/// One cell of the heat map: its colour and, centred in ink that reads on it, its text.
+fn draw_cell<DB: DrawingBackend>(
+    chart: &mut HeatPlot<'_, DB>,
+    (x, y): (i32, i32),
+    fill: RGBColor,
+    text: String,
+) -> DrawResult<DB> {
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [
+            (SegmentValue::Exact(x), SegmentValue::Exact(y)),
+            (SegmentValue::Exact(x + 1), SegmentValue::Exact(y + 1)),
+        ],
+        fill.filled(),
+    )))?;
+    let ink = if luminance(fill) < 0.5 { WHITE } else { BLACK };
+    let style = TextStyle::from((FONT, 22).into_font()).color(&ink).pos(
+        plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ),
+    );
+    chart.draw_series(std::iter::once(Text::new(
+        text,
+        (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y)),
+        style,
+    )))?;
+    Ok(())
 }
 
 /// A swept field's axis title in words, with its path: `commit hold, ms (hold.ms)`.
@@ -262,6 +287,22 @@ impl SweepLineFigure<'_> {
             .light_line_style(WHITE)
             .draw()?;
         for (i, policy) in policies.iter().enumerate() {
+            self.draw_policy(&mut chart, &values, (i, policies.len()), policy, none_row)?;
+        }
+        legend.draw(&legend_area)
+    }
+
+    /// Policy number `i` of `count`: its recommended counts over the swept `values`, and a
+    /// labelled cross on the `none_row` where none of its counts meets the target.
+    fn draw_policy<DB: DrawingBackend>(
+        &self,
+        chart: &mut SweepPlot<'_, DB>,
+        values: &[String],
+        (i, count): (usize, usize),
+        policy: &str,
+        none_row: f64,
+    ) -> DrawResult<DB> {
+        {
             let colour = PALETTE[i % PALETTE.len()];
             let points: Vec<(SegmentValue<i32>, f64)> = values
                 .iter()
@@ -275,7 +316,7 @@ impl SweepLineFigure<'_> {
                 })
                 .collect();
             // Earlier policies are drawn wider, so a line that another covers still shows.
-            let wider = (policies.len() - 1 - i) as u32;
+            let wider = (count - 1 - i) as u32;
             chart.draw_series(LineSeries::new(
                 points.clone(),
                 colour.stroke_width(3 + 4 * wider),
@@ -306,6 +347,10 @@ impl SweepLineFigure<'_> {
                 }
             }
         }
-        legend.draw(&legend_area)
+        Ok(())
     }
 }
+
+/// The sweep line chart's plot: swept values across (segmented), log2 of shards up.
+type SweepPlot<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<SegmentedCoord<RangedCoordi32>, RangedCoordf64>>;
