@@ -45,7 +45,7 @@ pub fn compared() -> impl Iterator<Item = (&'static str, Direction)> + Clone {
 
 /// Compared columns added after baselines were first written: a baseline without them reads
 /// them as empty, so it still checks the scenarios that do not set them.
-const ADDED_LATER: [&str; 7] = [
+const ADDED_LATER: [&str; 10] = [
     "cpu_utilization",
     "fsyncs_per_commit",
     "repeats_rejected",
@@ -53,6 +53,9 @@ const ADDED_LATER: [&str; 7] = [
     "hot_partition_utilization",
     "like_latency_p99_ms",
     "drift_max",
+    "stalls",
+    "stalled_s",
+    "wait_p99_without_stalls_ms",
 ];
 
 /// The tolerances given on the command line (each overrides the scenario's `[check]`).

@@ -158,8 +158,8 @@ pub struct ScenarioFlags {
     #[arg(long, value_enum, value_name = "ENGINE", default_value = "auto")]
     pub engine: EngineChoice,
 
-    /// A calibration (from shardsim calibrate) whose [hold], [machine], [wal] and [client]
-    /// fill in what the scenario does not set.
+    /// A calibration (from shardsim calibrate) whose [hold], [machine], [wal], [client] and
+    /// [stalls] fill in what the scenario does not set.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
 

@@ -11,7 +11,11 @@ use rayon::prelude::*;
 
 use crate::arrivals::ArrivalSource;
 use crate::error::InputError;
-use crate::model::{Arrival, Engine, EngineConfig, NoEvents, Observer, Pipeline, ShardRun};
+use std::sync::Arc;
+
+use crate::model::{
+    Arrival, Engine, EngineConfig, MachineModel, NoEvents, Observer, Pipeline, ShardRun,
+};
 use crate::scenario::{ArrivalPlan, ClosedLoop, Scenario, Variant};
 
 /// Arrivals generated per chunk.
@@ -78,8 +82,7 @@ pub fn run<O: Observer + Send>(
         .map(|(variant, observer)| {
             let config = engine_config(scenario, variant, replication);
             if scenario.pipeline {
-                let machine = std::sync::Arc::clone(&scenario.machine);
-                Simulator::Pipeline(Box::new(Pipeline::new(config, machine, observer)))
+                Simulator::on_pipeline(scenario, config, observer)
             } else {
                 Simulator::Exact(Box::new(Engine::new(config, observer)))
             }
@@ -98,32 +101,23 @@ fn run_closed<O: Observer + Send>(
     scenario: &Scenario,
     replication: u32,
     closed: &ClosedLoop,
-    engines: Vec<Simulator<O>>,
+    mut engines: Vec<Simulator<O>>,
     progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
     let seed = scenario.replication_seed(replication);
-    let mut pipelines: Vec<Box<Pipeline<O>>> = engines
-        .into_iter()
-        .map(|engine| match engine {
-            Simulator::Pipeline(pipeline) => pipeline,
-            Simulator::Exact(_) => unreachable!("a scenario puts its closed loop on the pipeline"),
-        })
-        .collect();
-    let popularity = scenario.keys.popularity();
     if scenario.has_open_requests() {
         // Reads and the neighbours' requests arrive as an open stream beside the clients.
-        for pipeline in &mut pipelines {
-            pipeline.start_clients(closed, &scenario.hold, popularity, seed);
+        for engine in &mut engines {
+            engine.start_clients(closed, scenario, seed);
         }
-        let engines = pipelines.into_iter().map(Simulator::Pipeline).collect();
         return feed_and_finish(scenario, replication, engines, progress);
     }
-    Ok(pipelines
+    Ok(engines
         .into_par_iter()
         .enumerate()
-        .map(|(index, pipeline)| {
+        .map(|(index, engine)| {
             let mut report = |served: u64| progress.advanced(index, served);
-            pipeline.run_closed(closed, &scenario.hold, popularity, seed, &mut report)
+            engine.run_closed(closed, scenario, seed, &mut report)
         })
         .collect())
 }
@@ -162,26 +156,89 @@ fn feed_and_finish<O: Observer + Send>(
     Ok(engines.into_par_iter().map(Simulator::finish).collect())
 }
 
-/// One shard count's simulation: the exact core's closed form, or the event-driven pipeline.
+/// One shard count's simulation: the exact core's closed form, or the event-driven pipeline
+/// — with stalls, beside a twin without them (same arrivals and draws) whose p99 wait says
+/// what the stalls cost.
 enum Simulator<O: Observer> {
     Exact(Box<Engine<O>>),
-    Pipeline(Box<Pipeline<O>>),
+    Pipeline(Box<Pipeline<O>>, Option<Box<Pipeline<NoEvents>>>),
 }
 
 impl<O: Observer> Simulator<O> {
+    /// The pipeline for `config` on the scenario's machine, with its stall-free twin when the
+    /// machine stalls.
+    fn on_pipeline(scenario: &Scenario, config: EngineConfig, observer: O) -> Self {
+        let machine = Arc::clone(&scenario.machine);
+        let twin = machine.stalls.as_ref().map(|_| {
+            let calm = Arc::new(MachineModel {
+                stalls: None,
+                ..(*machine).clone()
+            });
+            Box::new(Pipeline::new(config.clone(), calm, NoEvents))
+        });
+        Simulator::Pipeline(Box::new(Pipeline::new(config, machine, observer)), twin)
+    }
+
     fn feed(&mut self, arrivals: &[Arrival]) {
         match self {
             Simulator::Exact(engine) => engine.feed(arrivals),
-            Simulator::Pipeline(pipeline) => pipeline.feed(arrivals),
+            Simulator::Pipeline(pipeline, twin) => {
+                pipeline.feed(arrivals);
+                if let Some(twin) = twin {
+                    twin.feed(arrivals);
+                }
+            }
         }
     }
 
     fn finish(self) -> (ShardRun, O) {
         match self {
             Simulator::Exact(engine) => engine.finish(),
-            Simulator::Pipeline(pipeline) => pipeline.finish(),
+            Simulator::Pipeline(pipeline, twin) => {
+                with_twin(pipeline.finish(), twin.map(|twin| twin.finish().0))
+            }
         }
     }
+
+    /// Starts a closed loop that runs beside an open stream of other requests.
+    fn start_clients(&mut self, closed: &ClosedLoop, scenario: &Scenario, seed: u64) {
+        let popularity = scenario.keys.popularity();
+        let Simulator::Pipeline(pipeline, twin) = self else {
+            unreachable!("a scenario puts its closed loop on the pipeline")
+        };
+        pipeline.start_clients(closed, &scenario.hold, popularity, seed);
+        if let Some(twin) = twin {
+            twin.start_clients(closed, &scenario.hold, popularity, seed);
+        }
+    }
+
+    /// Runs a closed loop alone until the horizon.
+    fn run_closed(
+        self,
+        closed: &ClosedLoop,
+        scenario: &Scenario,
+        seed: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> (ShardRun, O) {
+        let popularity = scenario.keys.popularity();
+        let Simulator::Pipeline(pipeline, twin) = self else {
+            unreachable!("a scenario puts its closed loop on the pipeline")
+        };
+        let run = pipeline.run_closed(closed, &scenario.hold, popularity, seed, progress);
+        let twin = twin.map(|twin| {
+            let mut silent = |_: u64| {};
+            (twin.run_closed(closed, &scenario.hold, popularity, seed, &mut silent)).0
+        });
+        with_twin(run, twin)
+    }
+}
+
+/// A run with its stall-free twin's p99 wait, when it has one.
+fn with_twin<O>((mut run, observer): (ShardRun, O), twin: Option<ShardRun>) -> (ShardRun, O) {
+    if let (Some(twin), Some(machine)) = (twin, run.machine.as_mut()) {
+        machine.wait_p99_without_stalls_ns = Some(twin.waits.summary().p99_ns);
+    }
+    (run, observer)
 }
 
 /// Every replication of every shard count: `result[shard_index][replication]`. Replication 0

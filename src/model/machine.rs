@@ -13,6 +13,7 @@
 use std::fmt;
 
 use super::hold::HoldDist;
+use super::stalls::{StallFigures, StallPlan};
 use super::time::SimTime;
 use crate::stats::WaitStats;
 
@@ -88,6 +89,8 @@ pub struct MachineModel {
     /// Time outside the database of a request sent on an idle connection, instead of
     /// `overhead` (`None`: the same).
     pub idle_overhead: Option<HoldDist>,
+    /// Spells during which the machine completes nothing.
+    pub stalls: Option<StallPlan>,
 }
 
 /// What limits a shard count's throughput.
@@ -134,6 +137,7 @@ impl MachineModel {
             && self.wal.is_none()
             && self.overhead.is_none()
             && self.idle_overhead.is_none()
+            && self.stalls.is_none()
     }
 
     /// A row's mean hold with nobody waiting, in nanoseconds: the drawn hold, the CPU and the
@@ -208,6 +212,10 @@ pub struct MachineRun {
     /// Response times (send → commit acknowledged, the time outside the database included)
     /// of open arrivals; a closed loop keeps them in its [`super::run::ClosedRun`].
     pub responses: Option<WaitStats>,
+    /// What the stalls did (`None` without `[stalls]`).
+    pub stalls: Option<StallFigures>,
+    /// The p99 wait of the same run without its stalls, ns (`None` without `[stalls]`).
+    pub wait_p99_without_stalls_ns: Option<SimTime>,
 }
 
 impl MachineRun {

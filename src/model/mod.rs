@@ -15,7 +15,8 @@
 //!   time outside the database);
 //! - [`resources`], [`locks`]: cores, the flush and row locks that grant, queue and release;
 //! - [`pipeline`]: the event-driven simulation on those resources;
-//! - [`likes`]: the likes table in front of the rows, and its reconciliation.
+//! - [`likes`]: the likes table in front of the rows, and its reconciliation;
+//! - [`stalls`]: spells during which the machine completes nothing.
 
 pub mod adaptive;
 pub mod calendar;
@@ -37,6 +38,7 @@ pub mod regions;
 pub mod resources;
 pub mod rows;
 pub mod run;
+pub mod stalls;
 pub use crate::time;
 
 pub use config::{Arrival, EngineConfig, KeyCounts, NO_USER, NoEvents, Observer};

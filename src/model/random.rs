@@ -59,6 +59,8 @@ pub enum Stream {
     /// Time outside the database of a request sent on an idle connection
     /// (`[client] idle_overhead`).
     IdleOverhead = 22,
+    /// When the machine stalls and for how long (`[stalls]`, inside each engine).
+    Stalls = 23,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

@@ -168,13 +168,46 @@ pub fn neighbours_csv(rows: &[SummaryRow]) -> Vec<u8> {
 /// Renders `summary.csv`: one row per shard count.
 /// Its columns are the fields of [`SummaryRecord`], the same type the JSON output carries.
 pub fn summary_csv(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<u8> {
+    let records: Vec<csv::StringRecord> = rows
+        .iter()
+        .map(|row| record_cells(&SummaryRecord::of(row, seed, warmup_s)))
+        .collect();
+    // A feature's own columns are written only when the scenario has the feature.
+    let kept: Vec<usize> = (0..SummaryRecord::COLUMNS.len())
+        .filter(|&at| {
+            let (name, _) = SummaryRecord::COLUMNS[at];
+            !SummaryRecord::FEATURE_COLUMNS.contains(&name)
+                || records.iter().any(|record| !record[at].is_empty())
+        })
+        .collect();
     let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer
-            .serialize(SummaryRecord::of(row, seed, warmup_s))
-            .expect("writing CSV to memory cannot fail");
+    write(
+        &mut writer,
+        kept.iter()
+            .map(|&at| SummaryRecord::COLUMNS[at].0.to_owned()),
+    );
+    for record in &records {
+        write(&mut writer, kept.iter().map(|&at| record[at].to_owned()));
     }
     finish(writer)
+}
+
+/// A summary record's cells, every column, as the CSV writes them.
+fn record_cells(record: &SummaryRecord) -> csv::StringRecord {
+    let mut writer = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    writer
+        .serialize(record)
+        .expect("writing CSV to memory cannot fail");
+    let bytes = finish(writer);
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes.as_slice())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .expect("a record written is read back")
 }
 
 /// Renders `timeseries.csv`: one row per shard count per window, in long format.

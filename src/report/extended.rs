@@ -270,6 +270,7 @@ pub fn extended_tables(rows: &[SummaryRow]) -> Vec<Table> {
     [
         rows_table(rows),
         machine(),
+        stalls_table(rows),
         likes(),
         responses_table(rows),
         client_table(rows),
@@ -529,6 +530,31 @@ fn machine_table(rows: &[SummaryRow]) -> Table {
             .collect(),
     }
 }
+/// The stalls' table, when the machine stalls: per shard count, how often and how long, and
+/// the p99 wait with and without them.
+fn stalls_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|row| {
+            let stalls = row.machine.as_ref()?.stalls?;
+            Some(vec![
+                row.label(),
+                units::count(stalls.stalls.round() as u64),
+                units::duration((stalls.stalled_s * 1e9).round() as u64),
+                units::duration(row.waits.p99_ns),
+                units::duration(stalls.wait_p99_without_ns.round() as u64),
+            ])
+        })
+        .collect();
+    (!cells.is_empty()).then(|| Table {
+        title: "stalls: spells in which the machine completed nothing, and the p99 wait with and without them".into(),
+        header: ["shards", "stalls", "stalled", "p99 wait", "without stalls"]
+            .map(String::from)
+            .to_vec(),
+        rows: cells,
+    })
+}
+
 /// The likes table, one row per shard count.
 fn likes_table(rows: &[SummaryRow]) -> Table {
     let header = [

@@ -249,6 +249,13 @@ summary_columns! {
     drift_max: Option<f64> => LowerIsBetter,
     /// `[likes_table]`: likes `[reconcile]` added back.
     reconciled_likes: Option<f64> => Unchecked,
+    /// `[stalls]`: stalls that began in the measured period.
+    stalls: Option<f64> => Fixed,
+    /// `[stalls]`: time the machine was stalled in the measured period, s.
+    stalled_s: Option<f64> => Fixed,
+    /// `[stalls]`: the p99 wait of the same arrivals on the same machine without its stalls,
+    /// ms (`wait_p99_ms` is with them).
+    wait_p99_without_stalls_ms: Option<f64> => LowerIsBetter,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -266,6 +273,11 @@ fn ms(ns: u64) -> Option<f64> {
 }
 
 impl SummaryRecord {
+    /// Columns written to `summary.csv` only when the scenario has their feature (some row
+    /// has a value); `check` reads a summary with or without them.
+    pub const FEATURE_COLUMNS: &'static [&'static str] =
+        &["stalls", "stalled_s", "wait_p99_without_stalls_ms"];
+
     /// The record of one summary row.
     pub fn of(row: &SummaryRow, seed: u64, warmup_s: f64) -> SummaryRecord {
         let mut record = SummaryRecord::core(row, seed, warmup_s);
@@ -409,6 +421,11 @@ impl SummaryRecord {
         self.fsyncs_per_commit =
             machine.and_then(|m| m.fsyncs_per_commit.and_then(|f| rounded(f, 4)));
         self.bottleneck = machine.map(|m| m.bottleneck.name());
+        if let Some(stalls) = machine.and_then(|m| m.stalls) {
+            self.stalls = rounded(stalls.stalls, 3);
+            self.stalled_s = rounded(stalls.stalled_s, 6);
+            self.wait_p99_without_stalls_ms = rounded(stalls.wait_p99_without_ns / 1e6, 6);
+        }
     }
 
     /// The likes table's columns.

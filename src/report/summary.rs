@@ -215,6 +215,19 @@ pub struct MachineSummary {
     /// What limits this shard count: the busiest of the row, the CPU and the WAL, or a closed
     /// loop's clients when none of them is near full.
     pub bottleneck: Bottleneck,
+    /// What the stalls did (`[stalls]`).
+    pub stalls: Option<StallSummary>,
+}
+
+/// What the machine's stalls did to one shard count (means over replications).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StallSummary {
+    /// Stalls that began in the measured period.
+    pub stalls: f64,
+    /// Time stalled in the measured period, s.
+    pub stalled_s: f64,
+    /// The p99 wait of the same arrivals on the same machine without its stalls, ns.
+    pub wait_p99_without_ns: f64,
 }
 
 /// A closed loop's figures for one shard count (means over replications).
@@ -433,6 +446,24 @@ fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSumm
         row_utilization,
         responses,
         bottleneck,
+        stalls: stall_summary(&machines),
+    })
+}
+
+/// The stalls' figures over replications, when the machine stalls.
+fn stall_summary(machines: &[&crate::model::MachineRun]) -> Option<StallSummary> {
+    let count = machines.len() as f64;
+    let mut sums = (0.0, 0.0, 0.0);
+    for machine in machines {
+        let figures = machine.stalls?;
+        sums.0 += figures.stalls as f64;
+        sums.1 += figures.stalled_ns as f64 / 1e9;
+        sums.2 += machine.wait_p99_without_stalls_ns? as f64;
+    }
+    Some(StallSummary {
+        stalls: sums.0 / count,
+        stalled_s: sums.1 / count,
+        wait_p99_without_ns: sums.2 / count,
     })
 }
 

@@ -60,6 +60,8 @@ pub struct ScenarioFile {
     pub machine: Option<MachineTable>,
     /// The WAL flush every commit waits for.
     pub wal: Option<WalTable>,
+    /// Spells during which the database machine completes nothing.
+    pub stalls: Option<StallsTable>,
     /// Regions taking the likes, each on its own rows, copying their counts to each other.
     pub regions: Option<RegionsTable>,
     /// The likes table each like is recorded in before its increment.
@@ -156,6 +158,23 @@ pub struct WalTable {
     /// The CPU of the flush's leader on the machine's shared cores before the write, ms
     /// (needs `[machine]`). Default 0.
     pub cpu_ms: Option<f64>,
+}
+
+/// `[stalls]`: spells during which the database machine completes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StallsTable {
+    /// The mean time between stalls arriving at random (a Poisson process), s.
+    pub every_s: Option<f64>,
+    /// A stall at every checkpoint too, this many seconds apart, s.
+    pub checkpoint_s: Option<f64>,
+    /// How long one stall lasts, ms (a constant).
+    pub duration_ms: Option<f64>,
+    /// `[stalls.duration]`: how long one stall lasts, with the fields of `[hold]`.
+    pub duration: Option<HoldTable>,
+    /// How many stalls the calibration that fitted these saw (written by `calibrate`; not
+    /// simulated).
+    pub seen: Option<u64>,
 }
 
 /// `[hold]`: the hold-time distribution.

@@ -1,6 +1,6 @@
 //! Calibrated sections in a scenario: `include = "calibration.toml"` (relative to the
 //! scenario) or `--calibration FILE` adds a calibration's tables — `[hold]`, `[machine]`,
-//! `[wal]`, `[client]` — to the scenario's. The scenario's own fields win; tables merge field
+//! `[wal]`, `[client]`, `[stalls]` — to the scenario's. The scenario's own fields win; tables merge field
 //! by field, so a scenario can keep its hold distribution and take the machine.
 
 use std::borrow::Cow;
@@ -147,12 +147,14 @@ fn read(file: &Path) -> Result<Table, String> {
     let table: Table = text
         .parse()
         .map_err(|err: toml::de::Error| format!("not TOML: {}", err.message().trim()))?;
-    if let Some(key) = table
-        .keys()
-        .find(|key| !matches!(key.as_str(), "hold" | "machine" | "wal" | "client"))
-    {
+    if let Some(key) = table.keys().find(|key| {
+        !matches!(
+            key.as_str(),
+            "hold" | "machine" | "wal" | "client" | "stalls"
+        )
+    }) {
         return Err(format!(
-            "holds `{key}`; a calibration gives only [hold], [machine], [wal] and [client]"
+            "holds `{key}`; a calibration gives only [hold], [machine], [wal], [client] and [stalls]"
         ));
     }
     Ok(table)

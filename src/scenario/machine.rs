@@ -5,9 +5,10 @@
 use super::fields::{
     FieldError, MAX_HOLD_MS, Min, hold_only_field, number, required_number, resolve_hold,
 };
-use super::file::{ClientTable, HoldTable, MachineTable, ScenarioFile, WalTable};
+use super::file::{ClientTable, HoldTable, MachineTable, ScenarioFile, StallsTable, WalTable};
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
+use crate::model::stalls::StallPlan;
 use crate::model::time::{SimTime, ms_f64_to_ns};
 
 /// Most cores a machine may have.
@@ -53,7 +54,9 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         })
         .transpose()?
         .flatten();
+    let stalls = file.stalls.as_ref().map(resolve_stalls).transpose()?;
     Ok(MachineModel {
+        stalls,
         per_waiter,
         grant_order,
         wake,
@@ -115,6 +118,53 @@ fn resolve_wal(table: &WalTable, has_cores: bool) -> Result<WalModel, FieldError
     })
 }
 
+/// Most seconds between stalls or checkpoints.
+const MAX_STALL_EVERY_S: f64 = 1e6;
+
+/// `[stalls]`: their rate (`every_s`) and checkpoints (`checkpoint_s`), at least one, and their
+/// duration (`duration_ms` or `[stalls.duration]`, exactly one).
+fn resolve_stalls(table: &StallsTable) -> Result<StallPlan, FieldError> {
+    let seconds = |value: Option<f64>, field: &str| {
+        value
+            .map(|s| {
+                number(s, Min::AtLeast(0.001), MAX_STALL_EVERY_S)
+                    .map(|s| (s * 1e9).round() as SimTime)
+                    .map_err(|m| (format!("stalls.{field}"), m))
+            })
+            .transpose()
+    };
+    let every = seconds(table.every_s, "every_s")?;
+    let checkpoint = seconds(table.checkpoint_s, "checkpoint_s")?;
+    if every.is_none() && checkpoint.is_none() {
+        return Err((
+            "stalls.every_s".to_owned(),
+            "missing: the mean time between stalls, s (every_s = 30), or a stall per \
+             checkpoint (checkpoint_s = 300), or both"
+                .to_owned(),
+        ));
+    }
+    let duration = resolve_overhead_like(
+        table.duration_ms,
+        table.duration.as_ref(),
+        "stalls",
+        "duration",
+    )?
+    .ok_or_else(|| {
+        (
+            "stalls.duration_ms".to_owned(),
+            "missing: how long one stall lasts, ms (duration_ms = 50), or \
+                 [stalls.duration] with the fields of [hold]"
+                .to_owned(),
+        )
+    })?;
+    Ok(StallPlan {
+        every,
+        checkpoint,
+        duration,
+        seen: table.seen,
+    })
+}
+
 /// An optional time in ms (≥ 0, default 0) as nanoseconds; an error names `field`.
 fn optional_ms(ms: Option<f64>, field: &str) -> Result<SimTime, FieldError> {
     ms.map_or(Ok(0), |ms| {
@@ -149,21 +199,30 @@ fn resolve_overhead(
     table: Option<&HoldTable>,
     name: &str,
 ) -> Result<Option<HoldDist>, FieldError> {
+    resolve_overhead_like(ms, table, "client", name)
+}
+
+/// `[{section}] {name}_ms` (a constant) or `[{section}.{name}]` (a distribution): a time
+/// given once either way.
+fn resolve_overhead_like(
+    ms: Option<f64>,
+    table: Option<&HoldTable>,
+    section: &str,
+    name: &str,
+) -> Result<Option<HoldDist>, FieldError> {
     match (ms, table) {
         (Some(_), Some(_)) => Err((
-            format!("client.{name}_ms"),
-            format!(
-                "give the time outside the database once: {name}_ms (a constant) or [client.{name}] (a distribution)"
-            ),
+            format!("{section}.{name}_ms"),
+            format!("give it once: {name}_ms (a constant) or [{section}.{name}] (a distribution)"),
         )),
         (Some(ms), None) => {
             let ms = number(ms, Min::AtLeast(0.0), MAX_HOLD_MS)
-                .map_err(|m| (format!("client.{name}_ms"), m))?;
+                .map_err(|m| (format!("{section}.{name}_ms"), m))?;
             Ok(Some(HoldDist::Constant {
                 hold_ns: ms_f64_to_ns(ms),
             }))
         }
-        (None, Some(dist)) => distribution(dist, &format!("client.{name}")).map(Some),
+        (None, Some(dist)) => distribution(dist, &format!("{section}.{name}")).map(Some),
         (None, None) => Ok(None),
     }
 }

@@ -22,4 +22,5 @@ mod reports;
 mod robustness;
 mod row_stages;
 mod scenarios;
+mod stalls;
 mod traffic;

@@ -41,6 +41,7 @@ use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Links, NONE, Servers, Wal};
 use super::rows::{DrawNeeds, Grant, Policy};
 use super::run::ClosedRun;
+use super::stalls::StallClock;
 use super::time::SimTime;
 
 /// Updates a closed loop sends between two progress reports.
@@ -265,6 +266,8 @@ pub struct Pipeline<O: Observer = NoEvents> {
     backlog_max: u64,
     measuring: bool,
     saturated_at: Option<SimTime>,
+    /// Spells during which the machine completes nothing.
+    stalls: Option<Box<StallClock>>,
     figures: MachineRun,
 }
 
@@ -280,6 +283,8 @@ impl<O: Observer> Pipeline<O> {
             busiest_row_ns: 0,
             measured_ns: config.horizon - config.measure_from,
             responses: None,
+            stalls: None,
+            wait_p99_without_stalls_ns: None,
         };
         let mut pipeline = Pipeline {
             locks: LockTable::new(
@@ -331,6 +336,14 @@ impl<O: Observer> Pipeline<O> {
             backlog_max: 0,
             measuring: false,
             saturated_at: None,
+            stalls: machine.stalls.clone().map(|plan| {
+                Box::new(StallClock::new(
+                    plan,
+                    config.seed,
+                    config.measure_from,
+                    config.horizon,
+                ))
+            }),
             figures,
             machine,
             config,
@@ -473,6 +486,7 @@ impl<O: Observer> Pipeline<O> {
         });
         let likes = self.likes_figures();
         let mut figures = self.figures;
+        figures.stalls = self.stalls.map(|stalls| stalls.finish());
         figures.busiest_row_ns = self.locks.busiest_row_ns(self.config.hot_key);
         // A closed loop's clients see the responses; an open stream's are the machine's.
         let closed = self.clients.as_ref().map(|clients| ClosedRun {
@@ -790,7 +804,13 @@ impl<O: Observer> Pipeline<O> {
         self.close_windows_through(time);
         self.now = time;
         let step = if self.calendar.next_time() == Some(time) {
-            self.calendar.pop().expect("an event is due").1
+            let step = self.calendar.pop().expect("an event is due").1;
+            if let Some(end) = self.stalled_until(time, step) {
+                // The machine completes nothing until the stall ends.
+                self.calendar.schedule(end, step);
+                return;
+            }
+            step
         } else {
             let (_, seq, step) = self.sends.pop_entry().expect("an event is due");
             if let Step::Deadline(job, generation) = step {
@@ -826,6 +846,30 @@ impl<O: Observer> Pipeline<O> {
             Step::RecountEnd => self.recount_end(),
             Step::TryRow(job, generation) => self.try_again(job, generation),
             Step::Deadline(..) => unreachable!("handled above"),
+        }
+    }
+
+    /// When the machine, stalled at `time`, can complete `step`: the end of the stall, for
+    /// work the database finishes (a hold, a CPU slice, a flush, an insert, a read, a
+    /// neighbour's request, a recount); `None` when it is not stalled or `step` is not such
+    /// work.
+    #[inline]
+    fn stalled_until(&mut self, time: SimTime, step: Step) -> Option<SimTime> {
+        let stalls = self.stalls.as_mut()?;
+        let completes_work = matches!(
+            step,
+            Step::HoldEnd(_)
+                | Step::CpuEnd(_)
+                | Step::FlushEnd
+                | Step::ConnectionEnd(_)
+                | Step::ReadEnd(_)
+                | Step::InsertEnd(_)
+                | Step::RecountEnd
+        );
+        if completes_work {
+            stalls.stalled_until(time)
+        } else {
+            None
         }
     }
 
