@@ -25,6 +25,10 @@ use crate::theory;
 /// about 500 writes a second" with a 1 ms hold (ceiling 1,000/s).
 pub const COMFORTABLE_SHARE: f64 = 0.5;
 
+/// Fewer stalls than this seen by the calibration a plan's stalls were fitted from, and the
+/// plan says its tail rests on them.
+pub const FEW_STALLS: u64 = 20;
+
 /// How the peak is simulated.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlanSettings {
@@ -36,6 +40,40 @@ pub struct PlanSettings {
     pub warmup_s: f64,
     /// Replications per shard count (≥ 2 for intervals).
     pub replications: u32,
+}
+
+/// What the machine's stalls say about a plan's tail: how many the simulated peak met, and
+/// whether the calibration they were fitted from saw enough of them to trust a p99 they make.
+fn stall_note(base: &Scenario, settings: &PlanSettings) -> Option<String> {
+    let stalls = base.machine.stalls.as_ref()?;
+    let simulated_ns =
+        (settings.duration_s + settings.warmup_s) * 1e9 * f64::from(settings.replications);
+    let rate_per_ns = stalls.every.map_or(0.0, |e| 1.0 / e as f64)
+        + stalls.checkpoint.map_or(0.0, |c| 1.0 / c as f64);
+    let met = simulated_ns * rate_per_ns;
+    let mut note = format!(
+        "the machine stalls (about {:.0} stalls in the {:.0} s simulated per shard count, \
+         {:.2}% of the time)",
+        met,
+        simulated_ns / 1e9,
+        100.0 * stalls.stalled_share()
+    );
+    if met < FEW_STALLS as f64 {
+        note += &format!(
+            "; fewer than {FEW_STALLS} stalls make an uncertain p99: pass a longer --duration-s"
+        );
+    }
+    match stalls.seen {
+        Some(seen) if seen < FEW_STALLS => {
+            note += &format!(
+                "; the answer's tail rests on stalls fitted from only {seen} seen by the calibration \
+             (fewer than {FEW_STALLS}): calibrate with longer runs before trusting it"
+            )
+        }
+        Some(seen) => note += &format!("; fitted from {seen} stalls the calibration saw"),
+        None => {}
+    }
+    Some(note)
 }
 
 /// Waits predicted by exact queueing theory, in ms.
@@ -96,6 +134,8 @@ pub struct Plan {
     pub rule_of_thumb_shards: u32,
     /// The smallest shard count meeting the targets by exact theory, where there is one.
     pub theory_shards: Option<u32>,
+    /// What the machine's stalls say about the answer's tail (`None` without `[stalls]`).
+    pub stall_note: Option<String>,
 }
 
 /// Plans the shard count for `base`'s peak under `targets`, once per policy of the scenario
@@ -179,6 +219,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
             settings.max_shards,
             utilization_shards,
         ),
+        stall_note: stall_note(base, &settings),
     })
 }
 

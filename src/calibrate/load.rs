@@ -13,6 +13,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::conn::{DbFailure, Target};
 use super::schema::COUNTERS;
+use super::stalls::Timeline;
 use crate::stats::WaitStats;
 
 /// The windows an open stream's measured seconds are cut into, by send time, for its steady
@@ -49,6 +50,8 @@ pub struct Measured {
     /// An open stream's steady p99 response, ns: the median of the p99s of its [`WINDOWS`]
     /// windows (`None` for a closed loop).
     pub steady_p99_ns: Option<u64>,
+    /// The lengths of the stalls seen in the measured seconds, ns.
+    pub stalls: Vec<u64>,
 }
 
 /// One client's counts.
@@ -110,6 +113,8 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
     let barrier = Barrier::new(clients.len());
     let started = Mutex::new(None::<Instant>);
     let sends = Sends::new(load, seed);
+    // An update still running at the end is counted in the timeline's last bucket.
+    let timeline = Timeline::new(load.warmup + load.duration);
     // Each connection comes back with its tally and is closed only when every client is
     // done: a server process that exits costs CPU, and the last updates of the run would
     // pay for it.
@@ -120,14 +125,19 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
                 .enumerate()
                 .map(|(index, mut client)| {
                     let (barrier, started, sends) = (&barrier, &started, &sends);
+                    let timeline = &timeline;
                     scope.spawn(move || {
                         let begin = {
                             barrier.wait();
                             let mut started = started.lock().expect("not poisoned");
                             *started.get_or_insert_with(Instant::now)
                         };
-                        let tally =
-                            drive(target, &mut client, load, seed ^ index as u64, begin, sends);
+                        let clock = Clock {
+                            begin,
+                            sends,
+                            timeline,
+                        };
+                        let tally = drive(target, &mut client, load, seed ^ index as u64, &clock);
                         (tally, client)
                     })
                 })
@@ -164,7 +174,26 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
         responses,
         fsyncs_per_commit,
         steady_p99_ns: median_p99(&windows),
+        stalls: timeline.stalls(
+            load.warmup.as_nanos() as u64,
+            (load.warmup + load.duration).as_nanos() as u64,
+        ),
     })
+}
+
+/// What every connection of a run shares: its start, an open stream's sends, and the timeline
+/// of sends and commits the stalls are read from.
+struct Clock<'a> {
+    begin: Instant,
+    sends: &'a Sends,
+    timeline: &'a Timeline,
+}
+
+impl Clock<'_> {
+    /// Time since the run's start.
+    fn elapsed(&self) -> Duration {
+        self.begin.elapsed()
+    }
 }
 
 /// An open stream's empty windows (none for a closed loop).
@@ -237,8 +266,7 @@ fn drive(
     client: &mut postgres::Client,
     load: &Load,
     seed: u64,
-    begin: Instant,
-    sends: &Sends,
+    clock: &Clock<'_>,
 ) -> Result<ClientTally, DbFailure> {
     let fail = |err: postgres::Error| target.failure(&err);
     let update = client
@@ -253,17 +281,17 @@ fn drive(
     loop {
         let (sent, elapsed) = match load.rate_per_s {
             None => {
-                let now = begin.elapsed();
+                let now = clock.elapsed();
                 (now, now)
             }
-            Some(_) => match sends.take() {
+            Some(_) => match clock.sends.take() {
                 Some(at) if at >= end => break,
                 Some(at) => {
-                    let now = begin.elapsed();
+                    let now = clock.elapsed();
                     if at > now {
                         std::thread::sleep(at - now);
                     }
-                    (at, begin.elapsed())
+                    (at, clock.elapsed())
                 }
                 None => break,
             },
@@ -272,8 +300,11 @@ fn drive(
             break;
         }
         let shard = rng.random_range(0..load.rows as i32);
+        clock.timeline.send(sent.as_nanos() as u64);
         client.execute(&update, &[&shard]).map_err(fail)?;
-        tally.count(sent, begin.elapsed(), &measured);
+        let answered = clock.elapsed();
+        clock.timeline.commit(answered.as_nanos() as u64);
+        tally.count(sent, answered, &measured);
     }
     Ok(tally)
 }

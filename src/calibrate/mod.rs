@@ -14,6 +14,7 @@ pub mod fit;
 pub mod host;
 pub mod load;
 pub mod schema;
+pub mod stalls;
 pub mod validate;
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ use std::time::Duration;
 use conn::{DbFailure, Target};
 use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
+use stalls::FittedStalls;
 
 /// Seconds of warm-up before each run's measurement.
 const WARMUP_S: f64 = 1.0;
@@ -126,6 +128,8 @@ pub struct Calibration {
     /// The busiest closed loop measured again after the open streams ([`Design::again`]),
     /// fitted with the rest: how far the database moves by itself.
     pub again: Option<CalibrationRun>,
+    /// The stalls seen in every run's measured seconds, fitted (`None`: none seen).
+    pub stalls: Option<FittedStalls>,
 }
 
 /// How far the database moved by itself during a calibration: the same closed loop measured
@@ -180,7 +184,7 @@ impl Steadiness {
 /// The lightest open stream of a calibration, when its tail says the machine stalled while it
 /// was measured (its p99 more than [`STALLED_TAIL`] times its median).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stalls {
+pub struct StalledStream {
     /// The stream's rate, requests a second.
     pub rate_per_s: f64,
     /// Its measured median response, ns.
@@ -194,7 +198,7 @@ pub struct Stalls {
     pub idle_p99_ms: Option<f64>,
 }
 
-impl Stalls {
+impl StalledStream {
     /// The p99 the fit takes: the steady one when measured.
     pub fn fitted_p99_ns(&self) -> u64 {
         self.steady_p99_ns.unwrap_or(self.p99_ns)
@@ -357,6 +361,15 @@ pub fn calibrate(
         load,
         measured,
     };
+    let stalls = FittedStalls::fit(
+        &runs
+            .closed
+            .iter()
+            .chain(&runs.open)
+            .chain(std::iter::once(&runs.again))
+            .map(|(load, measured)| (measured.stalls.clone(), load.duration.as_secs_f64()))
+            .collect::<Vec<_>>(),
+    );
     let again = run(runs.again);
     let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
     Ok(Calibration {
@@ -366,6 +379,7 @@ pub fn calibrate(
         runs,
         load_notice,
         again: Some(again),
+        stalls,
     })
 }
 
@@ -530,14 +544,14 @@ impl Calibration {
 
     /// The lightest open stream, when the machine stalled while it was measured so that the
     /// fit takes the stalls (its steady p99 more than [`STALLED_TAIL`] times its median).
-    pub fn stalls(&self) -> Option<Stalls> {
+    pub fn stalled_stream(&self) -> Option<StalledStream> {
         let (rate_per_s, lightest) = self
             .runs
             .iter()
             .filter_map(|run| run.load.rate_per_s.map(|rate| (rate, run)))
             .min_by(|a, b| a.0.total_cmp(&b.0))?;
         let summary = lightest.measured.responses.summary();
-        let stalls = Stalls {
+        let stalls = StalledStream {
             rate_per_s,
             p50_ns: summary.p50_ns,
             p99_ns: summary.p99_ns,
@@ -556,7 +570,7 @@ impl Calibration {
             .filter(|steadiness| !steadiness.is_steady())
             .map(|steadiness| format!("steadiness: {}", steadiness.describe()));
         let stalled = self
-            .stalls()
+            .stalled_stream()
             .map(|stalls| format!("stalls: {}", stalls.describe()));
         moved.into_iter().chain(stalled).collect()
     }
@@ -567,7 +581,7 @@ impl Calibration {
         let steadiness = self.steadiness().map_or(String::new(), |steadiness| {
             comment(&format!("Steadiness: {}.", steadiness.describe())) + "\n"
         });
-        let stalls = self.stalls().map_or(String::new(), |stalls| {
+        let stalls = self.stalled_stream().map_or(String::new(), |stalls| {
             comment(&format!("Stalls: {}.", stalls.describe())) + "\n"
         });
         format!(
@@ -581,8 +595,34 @@ impl Calibration {
             self.load_notice
                 .map_or(String::new(), |notice| comment(notice) + "\n"),
             comment(&format!("Fitted: {}.", m.describe())),
-            m.sections()
+            m.sections() + &self.stall_section()
         )
+    }
+
+    /// `[stalls]` as fitted, with how many were seen, or a comment that none was.
+    fn stall_section(&self) -> String {
+        let seconds: f64 = self
+            .every_run()
+            .map(|(run, _)| run.load.duration.as_secs_f64())
+            .sum();
+        match &self.stalls {
+            Some(stalls) => format!(
+                "\n{}\n{}",
+                comment(&format!(
+                    "Stalls of the machine: {} (a plan that rests on fewer than {} says so).",
+                    stalls.describe(),
+                    crate::plan::FEW_STALLS
+                )),
+                stalls.toml()
+            ),
+            None => format!(
+                "\n{}\n",
+                comment(&format!(
+                    "No stall of the machine in {seconds:.0} s of load (no gap between commits \
+                     20 times the service time while updates were outstanding)."
+                ))
+            ),
+        }
     }
 
     /// `calibration.csv`: every run's settings, measurements, prediction and residuals.
@@ -644,6 +684,7 @@ impl CalibrationRun {
                 responses: crate::stats::WaitStats::new(),
                 fsyncs_per_commit: None,
                 steady_p99_ns: None,
+                stalls: Vec::new(),
             },
             fitted: Observation {
                 rows: load.rows,
@@ -724,6 +765,7 @@ mod tests {
             runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
             load_notice: None,
             again: Some(closed_run(64, 32, again)),
+            stalls: None,
         }
     }
 
@@ -812,11 +854,11 @@ mod tests {
             ..measured_twice(40_000.0, 41_000.0)
         };
         let quiet = calibration(3_600);
-        assert_eq!(quiet.stalls(), None, "9 times its median");
+        assert_eq!(quiet.stalled_stream(), None, "9 times its median");
         assert!(!quiet.toml().contains("Stalls"));
         assert!(!crate::report::terminal::calibration_table(&quiet).contains("stalls:"));
         let stalled = calibration(224_000);
-        let stalls = stalled.stalls().expect("560 times its median");
+        let stalls = stalled.stalled_stream().expect("560 times its median");
         assert_eq!(stalls.rate_per_s, 1_258.0);
         let said = stalls.describe();
         assert!(quiet.warnings().is_empty());
@@ -845,8 +887,8 @@ mod tests {
             "{table}"
         );
         // Just past the threshold.
-        assert_eq!(calibration(7_900).stalls(), None);
-        assert!(calibration(8_100).stalls().is_some());
+        assert_eq!(calibration(7_900).stalled_stream(), None);
+        assert!(calibration(8_100).stalled_stream().is_some());
         // With a steady p99, the fit takes it, and so does the check: a stall in a window or
         // two (steady 0.95 ms) is not named; stalls in most windows (steady 129 ms) are.
         let with_steady = |steady_us: u64| {
@@ -854,9 +896,9 @@ mod tests {
             calibration.runs[2].measured.steady_p99_ns = Some(steady_us * 1_000);
             calibration
         };
-        assert_eq!(with_steady(950).stalls(), None);
+        assert_eq!(with_steady(950).stalled_stream(), None);
         let said = with_steady(129_000)
-            .stalls()
+            .stalled_stream()
             .expect("steady 322 times")
             .describe();
         assert!(
@@ -891,6 +933,7 @@ mod tests {
             runs: Vec::new(),
             load_notice,
             again: None,
+            stalls: None,
         };
         let plain = calibration(None).toml();
         let noted = calibration(Some(host::AUTOGROUP_NOTICE)).toml();

@@ -1113,6 +1113,7 @@ mod tests {
             ],
             load_notice: None,
             again: Some(run(1, 32, None, 3_100.0)),
+            stalls: None,
         };
         let dir = tempfile::tempdir().expect("a temporary folder");
         std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");

@@ -233,6 +233,10 @@ fn render_one(plan: &Plan) -> String {
     let mut out = String::new();
     write_question(&mut out, plan);
     write_answer(&mut out, plan);
+    if let Some(note) = &plan.stall_note {
+        out += &units::wrap(&format!("stalls: {note}"), 100);
+        out.push('\n');
+    }
     write_evidence(&mut out, plan);
     write_estimates(&mut out, plan);
     out

@@ -394,7 +394,7 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     if let Some(steadiness) = calibration.steadiness() {
         out += &format!("steadiness: {}\n", steadiness.describe());
     }
-    if let Some(stalls) = calibration.stalls() {
+    if let Some(stalls) = calibration.stalled_stream() {
         out += &format!("stalls: {}\n", stalls.describe());
     }
     let m = &calibration.machine;

@@ -1,7 +1,8 @@
 //! Stalls of the machine (`[stalls]`): a hand trace through one stall, the stall count and
 //! time against their rate, the twin without stalls, the columns, what validation refuses.
 
-use shardsim::model::ShardRun;
+use shardsim::calibrate::stalls::{FittedStalls, Timeline};
+use shardsim::model::{Arrival, Grant, KeyCounts, Observer, ShardRun};
 
 use crate::common::{on_pipeline, run_text, simulate, stderr};
 
@@ -137,4 +138,97 @@ fn a_stall_section_needs_a_rate_and_a_duration() {
         );
         assert_eq!(message.trim().lines().count(), 1, "{message}");
     }
+}
+
+/// Counts every send and commit of a simulated run in a calibration's timeline, as the load
+/// driver does against a real database.
+struct Recorder(std::sync::Arc<Timeline>);
+
+impl Observer for Recorder {
+    fn on_increment(&mut self, _: &Arrival, _: &Grant, _: &dyn KeyCounts) {}
+
+    fn on_arrival(&mut self, arrival: &Arrival) {
+        self.0.send(arrival.at);
+    }
+
+    fn on_commit(&mut self, _: &Arrival, at: u64) {
+        self.0.commit(at);
+    }
+}
+
+/// The stalls calibrate would fit from the scenario's run (its one shard count).
+fn fitted_from_simulation(text: &str) -> Option<FittedStalls> {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = on_pipeline(dir.path(), text);
+    let horizon = scenario.horizon;
+    let timeline = std::sync::Arc::new(Timeline::new(std::time::Duration::from_nanos(horizon)));
+    let observers = vec![Recorder(std::sync::Arc::clone(&timeline))];
+    shardsim::sweep::run(&scenario, 0, observers, &shardsim::sweep::NoProgress).unwrap();
+    let stalls = timeline.stalls(0, horizon);
+    FittedStalls::fit(&[(stalls, horizon as f64 / 1e9)])
+}
+
+#[test]
+fn the_fit_recovers_a_simulated_machines_stalls() {
+    // Stalls every 5 s on average (two in a hundred overlap and merge), log-normal lengths with
+    // median 100 ms and p99 400 ms, over 3,000 s (about 600 stalls): a closed loop of 4 clients keeps work outstanding always, an
+    // open stream of 600/s over two rows most of the time. A stall shorter than 20 times the
+    // service time (here 20 ms, 0.4% of them) cannot be told from a slow update.
+    let stalls = "[stalls]\nevery_s = 5\n[stalls.duration]\ndist = \"lognormal\"\nmedian_ms = 100\np99_ms = 400\n";
+    for (shards, load) in [(1, "clients = 4"), (2, "rate_per_s = 600")] {
+        let text = format!(
+            "shards = [{shards}]\nduration_s = 3000\nseed = 5\n[hold]\nmean_ms = 1\n\
+             dist = \"exponential\"\n[arrivals]\n{load}\n{stalls}"
+        );
+        let fitted = fitted_from_simulation(&text).expect("stalls seen");
+        let within = |got: f64, want: f64| (got / want - 1.0).abs() <= 0.10;
+        assert!(
+            within(fitted.every_s, 5.0),
+            "{load}: every {} s",
+            fitted.every_s
+        );
+        assert!(
+            within(fitted.median_ms, 100.0),
+            "{load}: median {} ms",
+            fitted.median_ms
+        );
+        assert!(
+            within(fitted.p99_ms, 400.0),
+            "{load}: p99 {} ms",
+            fitted.p99_ms
+        );
+    }
+}
+
+#[test]
+fn a_machine_without_stalls_fits_none() {
+    for (shards, load) in [(1, "clients = 4"), (2, "rate_per_s = 1500")] {
+        let text = format!(
+            "shards = [{shards}]\nduration_s = 300\nseed = 5\n[hold]\nmean_ms = 1\n\
+             dist = \"exponential\"\n[arrivals]\n{load}\n"
+        );
+        assert_eq!(fitted_from_simulation(&text), None, "{load}");
+    }
+}
+
+#[test]
+fn plan_says_when_its_tail_rests_on_few_stalls() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "shards = [1]\nduration_s = 60\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 3000\n\
+                    [slo]\np99_ms = 20\n[stalls]\nevery_s = 5\nduration_ms = 30\n";
+    let plan = |extra: &str| {
+        std::fs::write(dir.path().join("test.toml"), format!("{scenario}{extra}")).unwrap();
+        let out = format!("plan-{}", extra.len());
+        let output = crate::common::shardsim(
+            dir.path(),
+            &["plan", "test.toml", "--color", "never", "--out", &out],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let few = plan("seen = 7\n");
+    assert!(few.contains("only 7 seen by the calibration"), "{few}");
+    let enough = plan("seen = 400\n");
+    assert!(enough.contains("fitted from 400 stalls"), "{enough}");
+    assert!(!enough.contains("only"), "{enough}");
 }
