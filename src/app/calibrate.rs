@@ -82,7 +82,8 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("output").join("validation"));
     let staging = Staging::prepare(&out)?;
     announce_validation(args, &target)?;
-    let steps = validate::POINTS as u64 * (u64::from(args.repeats) + 1);
+    let points = validate::POINTS + validate::PLANNER_ROWS.len();
+    let steps = points as u64 * (u64::from(args.repeats) + 1);
     let bar = crate::progress::StepBar::new(steps, args.quiet);
     let validation = validate::validate(
         &target,
@@ -103,6 +104,7 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
             .map_err(|err| IoFailure::new(&staging.path(name), err))
     };
     write("validation.csv", &validation.csv(&tolerance))?;
+    write("planner.csv", &validation.planner_csv())?;
     let chart = chart::validation_chart(&validation, args.p99_rel).map_err(anyhow::Error::msg)?;
     write("validation.svg", chart.svg.as_bytes())?;
     write("validation.png", &chart.png)?;
@@ -137,10 +139,12 @@ fn announce_validation(
         }
     };
     say(&format!(
-        "validating {} against {}: {} points of {} s (+1 s warm-up), {} times each",
+        "validating {} against {}: {} points and the planner's question over {} row counts, \
+         each {} s (+1 s warm-up), {} times",
         args.calibration.display(),
         target.shown(),
         validate::POINTS,
+        validate::PLANNER_ROWS.len(),
         args.duration_s,
         args.repeats
     ));

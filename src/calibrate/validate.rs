@@ -38,6 +38,12 @@ const OPEN_LOADS: [f64; 2] = [0.6, 0.9];
 pub const OPEN_CONNECTIONS: u32 = 64;
 /// Points of a validation.
 pub const POINTS: usize = CLOSED_ROWS.len() + OPEN_ROWS.len() * OPEN_LOADS.len();
+/// The planner's question: one open stream at this share of one row's peak …
+const PLANNER_LOAD: f64 = 1.3;
+/// … over these row counts …
+pub const PLANNER_ROWS: [u32; 6] = [1, 2, 3, 4, 8, 16];
+/// … and the smallest row count whose p99 response meets each of these targets, ms.
+pub const PLANNER_TARGETS_MS: [f64; 3] = [2.0, 5.0, 20.0];
 /// An open stream whose throughput stays below this share of its rate fell behind.
 const KEEPS_UP: f64 = 0.9;
 /// The full backlog a metastability check starts from arrives in this first part of the
@@ -271,6 +277,59 @@ pub struct Validation {
     pub one_row_peak: f64,
     /// Every point.
     pub points: Vec<Point>,
+    /// The planner's question: one stream at [`PLANNER_LOAD`] of one row's peak over
+    /// [`PLANNER_ROWS`], measured and predicted.
+    pub planner: Vec<Point>,
+}
+
+/// For one p99 target, the smallest row count of the planner's question that meets it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannerAnswer {
+    /// The target on the p99 response, ms.
+    pub target_ms: f64,
+    /// The smallest row count whose measured p99 meets it (stable), if any.
+    pub measured: Option<u32>,
+    /// The smallest row count whose predicted p99 meets it (stable), if any.
+    pub predicted: Option<u32>,
+}
+
+impl PlannerAnswer {
+    /// Whether the calibration answers as the database does, or one row count larger — never
+    /// smaller, and never "enough" where the database had none.
+    pub fn agrees(&self) -> bool {
+        let next = |rows: u32| PLANNER_ROWS.iter().copied().find(|&r| r > rows);
+        match (self.measured, self.predicted) {
+            (None, None) => true,
+            (Some(measured), Some(predicted)) => {
+                predicted == measured || Some(predicted) == next(measured)
+            }
+            (Some(_), None) | (None, Some(_)) => false,
+        }
+    }
+}
+
+impl Validation {
+    /// The planner's question answered for each target.
+    pub fn planner_answers(&self) -> Vec<PlannerAnswer> {
+        let smallest = |meets: &dyn Fn(&Point) -> bool| {
+            self.planner
+                .iter()
+                .filter(|p| meets(p))
+                .map(|p| p.load.rows)
+                .min()
+        };
+        PLANNER_TARGETS_MS
+            .iter()
+            .map(|&target_ms| {
+                let target_ns = (target_ms * 1e6) as u64;
+                PlannerAnswer {
+                    target_ms,
+                    measured: smallest(&|p| p.measured_stable && p.measured.p99_ns <= target_ns),
+                    predicted: smallest(&|p| p.predicted_stable && p.predicted.p99_ns <= target_ns),
+                }
+            })
+            .collect()
+    }
 }
 
 /// Predicts each point once, then measures every point `repeats` times — round by round, so
@@ -285,7 +344,8 @@ pub fn validate(
     // The predictions first: a calibration that cannot be simulated is refused before the
     // database is touched, not after minutes of load.
     let one_row_peak = one_row_peak(calibration)?;
-    let loads = loads(one_row_peak, duration_s);
+    let mut loads = loads(one_row_peak, duration_s);
+    loads.extend(planner_loads(one_row_peak, duration_s));
     let predictions = loads
         .iter()
         .enumerate()
@@ -319,11 +379,13 @@ pub fn validate(
         point.calibrated_tps = calibrated_tps(&calibrated, load);
         points.push(point);
     }
+    let planner = points.split_off(POINTS);
     Ok(Validation {
         server: target.shown().to_owned(),
         synchronous_commit,
         one_row_peak,
         points,
+        planner,
     })
 }
 
@@ -368,6 +430,21 @@ fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
         OPEN_ROWS.map(|rows| load(rows, OPEN_CONNECTIONS, Some(share * one_row_peak)))
     });
     closed.into_iter().chain(open).collect()
+}
+
+/// The planner's question's loads: one open stream at [`PLANNER_LOAD`] of one row's peak over
+/// each of [`PLANNER_ROWS`].
+fn planner_loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
+    PLANNER_ROWS
+        .iter()
+        .map(|&rows| Load {
+            rows,
+            clients: OPEN_CONNECTIONS,
+            rate_per_s: Some(PLANNER_LOAD * one_row_peak),
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs_f64(duration_s),
+        })
+        .collect()
 }
 
 /// Whether `calibration` is one validate can simulate (its sections valid in a scenario):
@@ -567,6 +644,35 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Validation {
+    /// `planner.csv`: the planner's question, one row count a line, measured and predicted.
+    pub fn planner_csv(&self) -> Vec<u8> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record([
+            "rows",
+            "offered_per_s",
+            "measured_tps",
+            "measured_p99_ms",
+            "predicted_p99_ms",
+            "measured",
+            "predicted",
+        ])
+        .expect("writing to memory");
+        let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
+        for point in &self.planner {
+            out.write_record([
+                point.load.rows.to_string(),
+                format!("{:.1}", point.load.rate_per_s.unwrap_or_default()),
+                format!("{:.1}", point.measured_tps),
+                ms(point.measured.p99_ns),
+                ms(point.predicted.p99_ns),
+                stability(point.measured_stable).to_owned(),
+                point.predicted_stability().to_owned(),
+            ])
+            .expect("writing to memory");
+        }
+        out.into_inner().expect("flushing to memory")
+    }
+
     /// `validation.csv`: every point measured and predicted, with the errors.
     pub fn csv(&self, tolerance: &Tolerance) -> Vec<u8> {
         let mut out = csv::Writer::from_writer(Vec::new());
@@ -739,7 +845,74 @@ mod tests {
             synchronous_commit: "on".into(),
             one_row_peak: 1_000.0,
             points,
+            planner: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_planners_question_takes_the_smallest_row_count_meeting_each_target() {
+        // Measured p99 (ms) and predicted p99 per row count of the question; 1 row falls
+        // behind in both.
+        let cases = [
+            (1, 900, 950),
+            (2, 30, 40),
+            (3, 12, 9),
+            (4, 4, 6),
+            (8, 1, 3),
+            (16, 1, 1),
+        ];
+        let planner = cases
+            .iter()
+            .map(|&(rows, measured, predicted)| {
+                let stable = rows > 1;
+                point(
+                    Load {
+                        rows,
+                        ..open_load()
+                    },
+                    vec![repeat(1_300.0, measured, stable)],
+                    predicted_at(1_300.0, predicted, stable),
+                )
+            })
+            .collect();
+        let validation = Validation {
+            planner,
+            ..validation_of(Vec::new())
+        };
+        let answers = validation.planner_answers();
+        let pairs: Vec<(Option<u32>, Option<u32>, bool)> = answers
+            .iter()
+            .map(|a| (a.measured, a.predicted, a.agrees()))
+            .collect();
+        // 2 ms: 8 measured, 16 predicted (one larger: agrees); 5 ms: 4 and 8 (agrees);
+        // 20 ms: 3 and 3.
+        assert_eq!(
+            pairs,
+            [
+                (Some(8), Some(16), true),
+                (Some(4), Some(8), true),
+                (Some(3), Some(3), true)
+            ]
+        );
+        let smaller = PlannerAnswer {
+            target_ms: 5.0,
+            measured: Some(4),
+            predicted: Some(3),
+        };
+        assert!(
+            !smaller.agrees(),
+            "a plan below the database's answer is wrong"
+        );
+        let two_larger = PlannerAnswer {
+            predicted: Some(16),
+            ..smaller
+        };
+        assert!(!two_larger.agrees());
+        let none_enough = PlannerAnswer {
+            measured: None,
+            ..smaller
+        };
+        assert!(!none_enough.agrees());
     }
 
     fn open_load() -> Load {

@@ -418,6 +418,44 @@ pub fn validation_table(validation: &Validation, tolerance: &Tolerance) -> Strin
         );
     }
     out += &validation_drift(validation, tolerance);
+    out += &planners_question(validation);
+    out
+}
+
+/// The planner's question: for each target, the smallest row count the database met it with
+/// beside the calibration's answer, and how many agree.
+fn planners_question(validation: &Validation) -> String {
+    let Some(first) = validation.planner.first() else {
+        return String::new();
+    };
+    let rows = |n: Option<u32>| n.map_or("none".to_owned(), |n| units::plural(u64::from(n), "row"));
+    let answers = validation.planner_answers();
+    let mut out = format!(
+        "\nthe planner's question: {:.0}/s ({:.0}% of one row's peak) over {} rows; the smallest row \
+         count whose p99 response meets each target\n",
+        first.load.rate_per_s.unwrap_or_default(),
+        100.0 * first.load.rate_per_s.unwrap_or_default() / validation.one_row_peak,
+        validation
+            .planner
+            .iter()
+            .map(|p| p.load.rows.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    for answer in &answers {
+        out += &format!(
+            "  p99 ≤ {} ms: measured {}, the calibration {}  {}\n",
+            answer.target_ms,
+            rows(answer.measured),
+            rows(answer.predicted),
+            if answer.agrees() { "agrees" } else { "DIFFERS" }
+        );
+    }
+    let agree = answers.iter().filter(|a| a.agrees()).count();
+    out += &format!(
+        "  {agree} of {} agree (the same count, or one larger, never smaller)\n",
+        answers.len()
+    );
     out
 }
 
