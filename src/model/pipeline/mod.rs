@@ -805,9 +805,7 @@ impl<O: Observer> Pipeline<O> {
         self.now = time;
         let step = if self.calendar.next_time() == Some(time) {
             let step = self.calendar.pop().expect("an event is due").1;
-            if let Some(end) = self.stalled_until(time, step) {
-                // The machine completes nothing until the stall ends.
-                self.calendar.schedule(end, step);
+            if self.stalls.is_some() && self.defer_past_stall(time, step) {
                 return;
             }
             step
@@ -849,11 +847,21 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
+    /// Puts `step`, due at `time`, off to the end of the stall covering it, when it is work
+    /// the stalled machine cannot complete; returns whether it did.
+    #[inline(never)]
+    fn defer_past_stall(&mut self, time: SimTime, step: Step) -> bool {
+        let Some(end) = self.stalled_until(time, step) else {
+            return false;
+        };
+        self.calendar.schedule(end, step);
+        true
+    }
+
     /// When the machine, stalled at `time`, can complete `step`: the end of the stall, for
     /// work the database finishes (a hold, a CPU slice, a flush, an insert, a read, a
     /// neighbour's request, a recount); `None` when it is not stalled or `step` is not such
     /// work.
-    #[inline]
     fn stalled_until(&mut self, time: SimTime, step: Step) -> Option<SimTime> {
         let stalls = self.stalls.as_mut()?;
         let completes_work = matches!(
