@@ -644,7 +644,8 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Validation {
-    /// `planner.csv`: the planner's question, one row count a line, measured and predicted.
+    /// `planner.csv`: the planner's question, one row count a line, measured (the median of
+    /// the repeats, and their p99's range: a stall in one repeat shows there) and predicted.
     pub fn planner_csv(&self) -> Vec<u8> {
         let mut out = csv::Writer::from_writer(Vec::new());
         out.write_record([
@@ -652,6 +653,8 @@ impl Validation {
             "offered_per_s",
             "measured_tps",
             "measured_p99_ms",
+            "measured_p99_min_ms",
+            "measured_p99_max_ms",
             "predicted_p99_ms",
             "measured",
             "predicted",
@@ -659,11 +662,14 @@ impl Validation {
         .expect("writing to memory");
         let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
         for point in &self.planner {
+            let (low, high) = point.p99_range();
             out.write_record([
                 point.load.rows.to_string(),
                 format!("{:.1}", point.load.rate_per_s.unwrap_or_default()),
                 format!("{:.1}", point.measured_tps),
                 ms(point.measured.p99_ns),
+                ms(low),
+                ms(high),
                 ms(point.predicted.p99_ns),
                 stability(point.measured_stable).to_owned(),
                 point.predicted_stability().to_owned(),
@@ -913,6 +919,17 @@ mod tests {
             ..smaller
         };
         assert!(!none_enough.agrees());
+        let csv = String::from_utf8(validation.planner_csv()).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 7, "{csv}");
+        assert!(
+            lines[0].contains("measured_p99_min_ms,measured_p99_max_ms"),
+            "{csv}"
+        );
+        assert!(
+            lines[5].starts_with("8,1000.0,1300.0,1.0000,1.0000,1.0000,3.0000,stable,stable"),
+            "{csv}"
+        );
     }
 
     fn open_load() -> Load {
