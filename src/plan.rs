@@ -42,6 +42,28 @@ pub struct PlanSettings {
     pub replications: u32,
 }
 
+/// The parts of `machine` a plan simulates, in words: its CPU, flush and stalls where it has
+/// them, else its other parts (the hold that grows with the waiters, the time outside the
+/// database, the wake-ups) as "the machine".
+fn machine_words(machine: &crate::model::MachineModel) -> String {
+    if machine.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<&str> = [
+        (machine.cpu.is_some(), "CPU"),
+        (machine.wal.is_some(), "flush"),
+        (machine.stalls.is_some(), "stalls"),
+    ]
+    .into_iter()
+    .filter_map(|(has, name)| has.then_some(name))
+    .collect();
+    match parts.as_slice() {
+        [] => "the machine".to_owned(),
+        [one] => format!("the machine's {one}"),
+        [rest @ .., last] => format!("the machine's {} and {last}", rest.join(", ")),
+    }
+}
+
 /// What the machine's stalls say about a plan's tail: how many the simulated peak met, and
 /// whether the calibration they were fitted from saw enough of them to trust a p99 they make.
 fn stall_note(base: &Scenario, settings: &PlanSettings) -> Option<String> {
@@ -112,8 +134,12 @@ pub struct Plan {
     pub mean_hold_ms: f64,
     /// The hold distribution's name.
     pub hold_dist: &'static str,
-    /// Whether a machine (per-waiter holds, CPU, flush, overhead) stands behind the rows.
+    /// Whether a machine (per-waiter holds, CPU, flush, overhead, stalls) stands behind the
+    /// rows.
     pub has_machine: bool,
+    /// What of the machine the plan simulates, in words ("the machine's CPU and flush",
+    /// "the machine's CPU, flush and stalls"); empty without a machine.
+    pub machine_words: String,
     /// The slot-choice policy.
     pub policy: Policy,
     /// The what-if traffic scale planned for (1: the scenario's traffic as given).
@@ -201,6 +227,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         mean_hold_ms: mean_hold_s * 1e3,
         hold_dist: hold_name(&base.hold),
         has_machine: !base.machine.is_empty(),
+        machine_words: machine_words(&base.machine),
         policy: base.policies[0],
         traffic: base.traffic.scale,
         targets,

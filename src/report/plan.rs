@@ -257,9 +257,9 @@ fn write_question(out: &mut String, plan: &Plan) {
         compact(plan.mean_hold_ms),
         plan.hold_dist,
         if plan.has_machine {
-            " draw, with the machine's CPU and flush"
+            format!(" draw, with {}", plan.machine_words)
         } else {
-            ""
+            String::new()
         },
         plan.policy
     );

@@ -228,6 +228,10 @@ fn plan_says_when_its_tail_rests_on_few_stalls() {
     };
     let few = plan("seen = 7\n");
     assert!(few.contains("only 7 seen by the calibration"), "{few}");
+    assert!(
+        few.contains("(constant draw, with the machine's stalls)"),
+        "{few}"
+    );
     let enough = plan("seen = 400\n");
     assert!(enough.contains("fitted from 400 stalls"), "{enough}");
     assert!(!enough.contains("only"), "{enough}");
