@@ -70,9 +70,7 @@ fn stall_note(base: &Scenario, settings: &PlanSettings) -> Option<String> {
     let stalls = base.machine.stalls.as_ref()?;
     let simulated_ns =
         (settings.duration_s + settings.warmup_s) * 1e9 * f64::from(settings.replications);
-    let rate_per_ns = stalls.every.map_or(0.0, |e| 1.0 / e as f64)
-        + stalls.checkpoint.map_or(0.0, |c| 1.0 / c as f64);
-    let met = simulated_ns * rate_per_ns;
+    let met = simulated_ns * stalls.rate_per_ns();
     let mut note = format!(
         "the machine stalls (about {:.0} stalls in the {:.0} s simulated per shard count, \
          {:.2}% of the time)",

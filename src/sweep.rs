@@ -227,7 +227,8 @@ impl<O: Observer> Simulator<O> {
         let run = pipeline.run_closed(closed, &scenario.hold, popularity, seed, progress);
         let twin = twin.map(|twin| {
             let mut silent = |_: u64| {};
-            (twin.run_closed(closed, &scenario.hold, popularity, seed, &mut silent)).0
+            twin.run_closed(closed, &scenario.hold, popularity, seed, &mut silent)
+                .0
         });
         with_twin(run, twin)
     }

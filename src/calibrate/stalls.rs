@@ -154,7 +154,7 @@ impl FittedStalls {
     /// In words: "23 stalls in 180 s (one every 7.8 s), median 41 ms, p99 180 ms".
     pub fn describe(&self) -> String {
         use crate::report::units::duration;
-        let ns = |ms: f64| (ms * 1e6).round() as u64;
+        let ns = crate::time::ms_f64_to_ns;
         format!(
             "{} in {:.0} s of load (one every {:.1} s), lasting a median {} (p99 {})",
             crate::report::units::plural(self.seen, "stall"),

@@ -8,11 +8,9 @@
 //! They are drawn from a stream of their own, so every shard count of a sweep meets the same
 //! stalls (common random numbers). Overlapping stalls merge into one spell.
 
-use rand_distr::{Distribution, Exp1};
-
 use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
-use super::time::SimTime;
+use super::time::{NS_PER_MS, SimTime};
 
 /// `[stalls]`: when the machine stalls and for how long.
 #[derive(Debug, Clone)]
@@ -29,11 +27,14 @@ pub struct StallPlan {
 }
 
 impl StallPlan {
+    /// Stalls per nanosecond, Poisson and checkpoint ones together.
+    pub fn rate_per_ns(&self) -> f64 {
+        self.every.map_or(0.0, |e| 1.0 / e as f64) + self.checkpoint.map_or(0.0, |c| 1.0 / c as f64)
+    }
+
     /// The expected share of time stalled, ignoring overlaps (for estimates).
     pub fn stalled_share(&self) -> f64 {
-        let rate_per_ns = self.every.map_or(0.0, |e| 1.0 / e as f64)
-            + self.checkpoint.map_or(0.0, |c| 1.0 / c as f64);
-        (rate_per_ns * self.duration.mean_ns()).min(1.0)
+        (self.rate_per_ns() * self.duration.mean_ns()).min(1.0)
     }
 }
 
@@ -59,6 +60,8 @@ pub struct StallFigures {
 pub struct StallClock {
     plan: StallPlan,
     rng: SimRng,
+    /// The gaps between Poisson stalls (`None`: none).
+    gaps: Option<HoldDist>,
     /// The start of the next Poisson stall not yet in a spell.
     next_random: Option<SimTime>,
     /// The start of the next checkpoint stall not yet in a spell.
@@ -74,8 +77,12 @@ impl StallClock {
     /// The stalls of a run seeded with `seed`, counted in `measure_from..horizon`.
     pub fn new(plan: StallPlan, seed: u64, measure_from: SimTime, horizon: SimTime) -> Self {
         let mut rng = stream_rng(seed, Stream::Stalls);
-        let next_random = plan.every.map(|every| exponential(&mut rng, every));
+        let gaps = plan.every.map(|every| HoldDist::Exponential {
+            mean_ms: every as f64 / NS_PER_MS as f64,
+        });
+        let next_random = gaps.as_ref().map(|gaps| gaps.sample(&mut rng).max(1));
         let mut clock = StallClock {
+            gaps,
             next_checkpoint: plan.checkpoint,
             plan,
             rng,
@@ -141,8 +148,9 @@ impl StallClock {
         if self.next_checkpoint == Some(start) {
             self.next_checkpoint = self.plan.checkpoint.map(|c| start.saturating_add(c));
         } else {
-            let every = self.plan.every.expect("a Poisson stall was pending");
-            self.next_random = Some(start.saturating_add(exponential(&mut self.rng, every)));
+            let gaps = self.gaps.as_ref().expect("a Poisson stall was pending");
+            let gap = gaps.sample(&mut self.rng).max(1);
+            self.next_random = Some(start.saturating_add(gap));
         }
         let duration = self.plan.duration.sample(&mut self.rng).max(1);
         let (from, to) = self.measured;
@@ -154,12 +162,6 @@ impl StallClock {
             end: start.saturating_add(duration),
         })
     }
-}
-
-/// An exponential gap of mean `mean` ns, in whole nanoseconds (at least 1).
-fn exponential(rng: &mut SimRng, mean: SimTime) -> SimTime {
-    let unit: f64 = Exp1.sample(rng);
-    (unit * mean as f64).round().max(1.0) as SimTime
 }
 
 #[cfg(test)]

@@ -540,7 +540,7 @@ fn stalls_table(rows: &[SummaryRow]) -> Option<Table> {
             Some(vec![
                 row.label(),
                 units::count(stalls.stalls.round() as u64),
-                units::duration((stalls.stalled_s * 1e9).round() as u64),
+                units::duration(crate::time::s_f64_to_ns(stalls.stalled_s)),
                 units::duration(row.waits.p99_ns),
                 units::duration(stalls.wait_p99_without_ns.round() as u64),
             ])

@@ -9,7 +9,7 @@ use super::file::{ClientTable, HoldTable, MachineTable, ScenarioFile, StallsTabl
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::stalls::StallPlan;
-use crate::model::time::{SimTime, ms_f64_to_ns};
+use crate::model::time::{SimTime, ms_f64_to_ns, s_f64_to_ns};
 
 /// Most cores a machine may have.
 pub const MAX_CORES: u32 = 4096;
@@ -128,7 +128,7 @@ fn resolve_stalls(table: &StallsTable) -> Result<StallPlan, FieldError> {
         value
             .map(|s| {
                 number(s, Min::AtLeast(0.001), MAX_STALL_EVERY_S)
-                    .map(|s| (s * 1e9).round() as SimTime)
+                    .map(s_f64_to_ns)
                     .map_err(|m| (format!("stalls.{field}"), m))
             })
             .transpose()
