@@ -92,7 +92,7 @@ fn over_segments(segments: &[RateSegment]) -> f64 {
     segments
         .iter()
         .map(|segment| {
-            let seconds = (segment.end - start) as f64 / 1e9;
+            let seconds = crate::time::ns_to_s(segment.end - start);
             start = segment.end;
             seconds * segment.rate_per_s
         })
@@ -206,7 +206,8 @@ fn engine_rows_bytes(scenario: &Scenario, variants: &[Variant], arrivals: f64) -
 fn copies_waiting_bytes(scenario: &Scenario, in_flight: u64) -> u64 {
     match &scenario.arrivals {
         ArrivalPlan::Trace(info) if info.traffic.scale > 1.0 => {
-            let waiting = scenario.peak_total_per_s() * info.traffic.jitter as f64 / 1e9 + 1.0;
+            let waiting =
+                scenario.peak_total_per_s() * crate::time::ns_to_s(info.traffic.jitter) + 1.0;
             in_flight * waiting.ceil() as u64 * PENDING_COPY_BYTES
         }
         ArrivalPlan::Trace(_) | ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
@@ -384,7 +385,7 @@ mod tests {
     #[test]
     fn replications_beyond_the_first_cost_only_their_summaries() {
         // Measured: 1,000 replications of this scenario peak at 24 MB, 3,000 at 35 MB.
-        let mb = |r| estimate(&scenario(r, 1.0), 2).fixed_bytes as f64 / 1e6;
+        let mb = |r| crate::time::ns_to_ms(estimate(&scenario(r, 1.0), 2).fixed_bytes);
         assert!((5.0..40.0).contains(&mb(1000)), "{} MB", mb(1000));
         assert!(
             (mb(3000) - mb(1000)) < 40.0,

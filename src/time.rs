@@ -29,6 +29,18 @@ pub fn s_f64_to_ns(value_s: f64) -> SimTime {
     round_to_ns(value_s * NS_PER_S as f64)
 }
 
+/// Nanoseconds as (floating-point) seconds.
+#[inline]
+pub fn ns_to_s(ns: u64) -> f64 {
+    ns as f64 / NS_PER_S as f64
+}
+
+/// Nanoseconds as (floating-point) milliseconds.
+#[inline]
+pub fn ns_to_ms(ns: u64) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
 /// `value.round() as u64` — the nearest integer, halves away from zero, 0 for NaN and below
 /// zero, `u64::MAX` from 2⁶⁴ — bit for bit, without the call to `round` that x86-64's
 /// baseline instruction set makes (it has no rounding instruction): below 2⁵² the fraction

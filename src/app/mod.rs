@@ -22,9 +22,9 @@ use crate::progress::ProgressBars;
 use crate::report::events::{self, EventLog};
 use crate::report::output::{Staging, write_file};
 use crate::report::summary::describe_slo;
-use crate::report::{self, SummaryRow, by_policy, chart, csv, html, json, summarize, terminal};
+use crate::report::{self, SummaryRow, by_policy, chart, csv, json, summarize, terminal};
 use crate::scenario::grid::Grid;
-use crate::scenario::{ArrivalPlan, MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
+use crate::scenario::{MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
 
 mod calibrate;
@@ -163,5 +163,5 @@ pub(super) fn simulate_quietly(
 }
 
 pub(super) fn summary_csv(scenario: &Scenario, rows: &[SummaryRow]) -> Vec<u8> {
-    csv::summary_csv(rows, scenario.seed, scenario.warmup as f64 / 1e9)
+    csv::summary_csv(rows, scenario.seed, crate::time::ns_to_s(scenario.warmup))
 }

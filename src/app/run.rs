@@ -2,10 +2,7 @@
 //! write the artefacts, print the summary.
 
 use super::*;
-
-/// Traces up to this size are copied into the output folder so that it reproduces the run
-/// alone; larger ones are referred to by absolute path.
-pub(super) const MAX_TRACE_COPY_BYTES: u64 = 64 << 20;
+use crate::report::artefacts::{self, RunResults};
 
 pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let overrides = overrides(args.shards.as_ref(), &args.flags)?;
@@ -231,73 +228,11 @@ pub(super) fn write_outputs(
     staging: &Staging,
     simulated: &Simulated,
 ) -> anyhow::Result<()> {
-    let rows = &simulated.rows;
-    let first: Vec<ShardRun> = simulated.runs.iter().map(|reps| reps[0].clone()).collect();
-    staging.write("summary.csv", &summary_csv(scenario, rows))?;
-    staging.write("timeseries.csv", &csv::timeseries_csv(scenario, &first))?;
-    if scenario.features.pool.is_some() {
-        staging.write("neighbours.csv", &csv::neighbours_csv(rows))?;
-    }
-    if scenario.key_count() > 1 {
-        staging.write("keys.csv", &csv::keys_csv(scenario, rows, &first))?;
-    }
-    if scenario.adaptive.is_some() {
-        staging.write("growth.csv", &csv::growth_csv(scenario, &first))?;
-    }
-    if scenario.regions.is_some() {
-        let csv = report::regions::regions_csv(&scenario.variants(), &simulated.regions);
-        staging.write("regions.csv", &csv)?;
-    }
-    let recommended: Vec<_> = by_policy(scenario, rows)
-        .iter()
-        .map(|g| (g.policy, g.recommendation.shards()))
-        .collect();
-    let charts =
-        chart::render_all(scenario, rows, &first, &recommended).map_err(anyhow::Error::msg)?;
-    for chart in &charts {
-        staging.write(&format!("{}.svg", chart.name), chart.svg.as_bytes())?;
-        staging.write(&format!("{}.png", chart.name), &chart.png)?;
-    }
-    let more: Vec<_> = scenario
-        .regions
-        .iter()
-        .map(|_| report::regions::table(&scenario.variants(), &simulated.regions))
-        .collect();
-    let page = html::render(scenario, rows, &charts, &more);
-    staging.write("report.html", page.as_bytes())?;
-    let mut resolved = scenario.resolved.clone();
-    if let ArrivalPlan::Trace(info) = &scenario.arrivals {
-        let trace = resolved.arrivals.get_or_insert_with(Default::default);
-        trace.trace = Some(place_trace(&info.path, staging)?);
-    }
-    let toml = toml::to_string(&resolved).context("cannot render scenario.toml")?;
-    let mut header = format!(
-        "# The scenario as resolved by shardsim {} from {}: defaults filled in, the seed used.\n\
-         # `shardsim run scenario.toml` in this folder repeats the run.\n",
-        env!("CARGO_PKG_VERSION"),
-        scenario.path.display()
+    let results = RunResults::new(
+        scenario,
+        &simulated.rows,
+        &simulated.runs,
+        &simulated.regions,
     );
-    if !scenario.calibration_kept.is_empty() {
-        header.push_str(&format!(
-            "# The scenario's own values were used over its calibration's for: {}.\n",
-            scenario.calibration_kept.join(", ")
-        ));
-    }
-    header.push('\n');
-    staging.write("scenario.toml", format!("{header}{toml}").as_bytes())?;
-    Ok(())
-}
-
-/// Copies a small trace next to `scenario.toml` (returning its file name), or returns a large
-/// one's absolute path.
-pub(super) fn place_trace(trace: &Path, staging: &Staging) -> anyhow::Result<String> {
-    let size = std::fs::metadata(trace)?.len();
-    if size <= MAX_TRACE_COPY_BYTES {
-        let name = trace
-            .file_name()
-            .map_or_else(|| "trace.csv".into(), |n| n.to_string_lossy().into_owned());
-        std::fs::copy(trace, staging.path(&name))?;
-        return Ok(name);
-    }
-    Ok(std::fs::canonicalize(trace)?.display().to_string())
+    artefacts::write_all(&results, staging)
 }

@@ -308,8 +308,8 @@ impl Machine {
             rows,
             clients,
             tps: run.completed as f64 / seconds,
-            p50_ms: responses.p50_ns as f64 / 1e6,
-            p99_ms: responses.p99_ns as f64 / 1e6,
+            p50_ms: crate::time::ns_to_ms(responses.p50_ns),
+            p99_ms: crate::time::ns_to_ms(responses.p99_ns),
             fsyncs_per_commit: machine.fsyncs_per_commit(self.flush_ms.is_some()),
         }
     }

@@ -404,17 +404,17 @@ mod tests {
             quiet,
         ]);
         assert_eq!(runs.len(), WINDOWS);
-        let steady = median_p99(&runs).expect("responses") as f64 / 1e6;
+        let steady = crate::time::ns_to_ms(median_p99(&runs).expect("responses"));
         assert!((steady - 1.5).abs() < 0.02, "{steady}");
         let mut whole = runs[0].clone();
         for window in &runs[1..] {
             whole.add(window).expect("same bounds");
         }
-        assert!(whole.value_at_quantile(0.99) as f64 / 1e6 > 49.0);
+        assert!(crate::time::ns_to_ms(whole.value_at_quantile(0.99)) > 49.0);
         // Windows without responses are left out; none at all is no figure.
         let sparse = windows(&[vec![2.0], Vec::new(), vec![3.0], Vec::new(), vec![4.0]]);
         assert_eq!(
-            median_p99(&sparse).map(|ns| (ns as f64 / 1e6).round()),
+            median_p99(&sparse).map(|ns| (crate::time::ns_to_ms(ns)).round()),
             Some(3.0)
         );
         assert_eq!(median_p99(&windows(&[])), None);

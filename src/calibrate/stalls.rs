@@ -113,7 +113,7 @@ impl FittedStalls {
     pub fn fit(runs: &[(Vec<u64>, f64)]) -> Option<FittedStalls> {
         let lengths: Vec<f64> = runs
             .iter()
-            .flat_map(|(stalls, _)| stalls.iter().map(|&ns| ns as f64 / 1e6))
+            .flat_map(|(stalls, _)| stalls.iter().map(|&ns| crate::time::ns_to_ms(ns)))
             .collect();
         let observed_s: f64 = runs.iter().map(|(_, seconds)| seconds).sum();
         if lengths.is_empty() || observed_s <= 0.0 {

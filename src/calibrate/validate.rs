@@ -660,7 +660,7 @@ impl Validation {
             "predicted",
         ])
         .expect("writing to memory");
-        let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
+        let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
         for point in &self.planner {
             let (low, high) = point.p99_range();
             out.write_record([
@@ -710,7 +710,7 @@ impl Validation {
             "steady_p99_error",
         ])
         .expect("writing to memory");
-        let ms = |ns: u64| format!("{:.4}", ns as f64 / 1e6);
+        let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
         for point in &self.points {
             out.write_record([
                 point.name(self.one_row_peak),

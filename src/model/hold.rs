@@ -85,7 +85,7 @@ impl HoldDist {
             }
             HoldDist::LogNormal { dist, .. } => dist.sample(rng),
         };
-        ms_f64_to_ns(hold_ms.min(MAX_HOLD_NS as f64 / 1e6))
+        ms_f64_to_ns(hold_ms.min(crate::time::ns_to_ms(MAX_HOLD_NS)))
     }
 
     /// The distribution's mean in nanoseconds (before rounding to whole nanoseconds).

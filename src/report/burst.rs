@@ -34,7 +34,7 @@ pub fn burst_metrics(
     share: f64,
     target_ns: Option<SimTime>,
 ) -> BurstMetrics {
-    let window_s = window_ns as f64 / 1e9;
+    let window_s = crate::time::ns_to_s(window_ns);
     let overloaded: Vec<usize> = (0..windows.len())
         .filter(|&i| windows[i].arrivals as f64 * share / window_s > ceiling_per_s)
         .collect();

@@ -59,7 +59,7 @@ pub fn config_block(
     let summary = String::from_utf8(summary_csv(
         rows,
         scenario.seed,
-        scenario.warmup as f64 / 1e9,
+        crate::time::ns_to_s(scenario.warmup),
     ))
     .expect("CSV of UTF-8 fields is UTF-8");
     let timeseries =

@@ -26,7 +26,7 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String 
     let recommendation = groups
         .first()
         .map_or_else(Recommendation::default, |g| g.recommendation);
-    let warmup_s = scenario.warmup as f64 / 1e9;
+    let warmup_s = crate::time::ns_to_s(scenario.warmup);
     let rows_json: Vec<JsonRow> = rows
         .iter()
         .map(|row| JsonRow {

@@ -1,7 +1,9 @@
 //! What a run writes and prints. Each artefact has its own pure renderer (results in, bytes
-//! out); [`output::Staging`] alone decides file names and does the file I/O, writing into a
-//! temporary folder that replaces the output folder only when everything is written.
+//! out), listed once in [`artefacts::RUN_ARTEFACTS`]; [`output::Staging`] does the file I/O,
+//! writing into a temporary folder that replaces the output folder only when everything is
+//! written.
 //!
+//! - [`artefacts`]: the files of `shardsim run`, each saying when it applies;
 //! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
 //! - [`extended`]: the figures of timeouts, retries, batching and the pool;
 //! - [`record`]: one row of `summary.csv` as a type, written by both the CSV and the JSON;
@@ -17,6 +19,7 @@
 //! - [`check`]: the diff table of a check;
 //! - [`output`]: the output folder.
 
+pub mod artefacts;
 pub mod burst;
 pub mod chart;
 pub mod check;

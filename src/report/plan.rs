@@ -106,7 +106,7 @@ pub fn plan_json(plans: &[Plan]) -> String {
 /// One plan's answer, the evidence at N − 1 and N, the analytic estimates and every simulated
 /// shard count.
 fn plan_document(plan: &Plan) -> Value {
-    let ms = |ns: u64| ns as f64 / 1e6;
+    let ms = crate::time::ns_to_ms;
     let evaluation_json = |evaluation: &Evaluation| {
         let row = &evaluation.row;
         let interval = |ns: fn(&WaitSummary) -> u64| match (&row.waits_lo, &row.waits_hi) {
@@ -394,7 +394,7 @@ fn write_theory(out: &mut String, plan: &Plan) {
         .and_then(|e| e.theory.map(|t| (e, t)));
     match (plan.theory_shards, answer_theory) {
         (Some(n), Some((evaluation, theory))) => {
-            let simulated = evaluation.row.waits.p99_ns as f64 / 1e6;
+            let simulated = crate::time::ns_to_ms(evaluation.row.waits.p99_ns);
             let _ = writeln!(
                 out,
                 "  {}: {} shards{}; at {} shards p99 {} against {} simulated ({})",
@@ -549,7 +549,7 @@ pub fn grid_rows(planned: &[(Vec<String>, Plan)]) -> Vec<super::grid::SweepRow> 
             p99_ms: plan
                 .answer
                 .and_then(|n| plan.evaluations.get(&n))
-                .map(|e| e.row.waits.p99_ns as f64 / 1e6),
+                .map(|e| crate::time::ns_to_ms(e.row.waits.p99_ns)),
         })
         .collect()
 }

@@ -269,7 +269,7 @@ pub fn rounded(value: f64, places: usize) -> Option<f64> {
 
 /// Nanoseconds as milliseconds (exact to the nanosecond).
 fn ms(ns: u64) -> Option<f64> {
-    Some(ns as f64 / 1e6)
+    Some(crate::time::ns_to_ms(ns))
 }
 
 impl SummaryRecord {

@@ -301,7 +301,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .iter()
             .filter_map(|run| run.saturated_at)
             .min()
-            .map(|at| (at.saturating_sub(scenario.warmup)) as f64 / 1e9),
+            .map(|at| crate::time::ns_to_s(at.saturating_sub(scenario.warmup))),
         closed: closed_summary(runs),
         machine: machine_summary(scenario, runs),
         likes: super::likes::summarize(runs),
@@ -457,7 +457,7 @@ fn stall_summary(machines: &[&crate::model::MachineRun]) -> Option<StallSummary>
     for machine in machines {
         let figures = machine.stalls?;
         sums.0 += figures.stalls as f64;
-        sums.1 += figures.stalled_ns as f64 / 1e9;
+        sums.1 += crate::time::ns_to_s(figures.stalled_ns);
         sums.2 += machine.wait_p99_without_stalls_ns? as f64;
     }
     Some(StallSummary {

@@ -135,7 +135,7 @@ fn resolve_batching(
     })?;
     let flush_ms = number(flush_ms, Min::AtLeast(0.001), MAX_HOLD_MS)
         .map_err(|m| ("batching.flush_ms".to_owned(), m))?;
-    let flushes = f64::from(servers) * (horizon as f64 / 1e6) / flush_ms;
+    let flushes = f64::from(servers) * (crate::time::ns_to_ms(horizon)) / flush_ms;
     if flushes > MAX_FLUSHES {
         return Err((
             "batching.flush_ms".into(),
@@ -155,7 +155,7 @@ fn resolve_batching(
                 field("at_s"),
                 format!(
                     "must be within the simulated period ({} s), got {at_s}",
-                    horizon as f64 / 1e9
+                    crate::time::ns_to_s(horizon)
                 ),
             ));
         }

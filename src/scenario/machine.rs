@@ -178,7 +178,7 @@ fn optional_ms(ms: Option<f64>, field: &str) -> Result<SimTime, FieldError> {
 /// one other costs at least nothing; with more, the engine keeps each at 0 or above).
 fn herd_ns(ms: Option<f64>, wake_cpu: SimTime) -> Result<i64, FieldError> {
     let Some(ms) = ms else { return Ok(0) };
-    let floor = wake_cpu as f64 / 1e6;
+    let floor = crate::time::ns_to_ms(wake_cpu);
     if ms.is_finite() && ms >= -floor && ms <= MAX_HOLD_MS {
         return Ok((ms * 1e6).round() as i64);
     }

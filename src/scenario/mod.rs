@@ -299,12 +299,12 @@ impl Scenario {
 
     /// The simulated period in seconds.
     pub fn duration_s(&self) -> f64 {
-        self.horizon as f64 / 1e9
+        crate::time::ns_to_s(self.horizon)
     }
 
     /// The measured period (the simulated period less the warm-up) in seconds.
     pub fn measured_duration_s(&self) -> f64 {
-        (self.horizon - self.warmup) as f64 / 1e9
+        crate::time::ns_to_s(self.horizon - self.warmup)
     }
 
     /// The seed of replication `replication`: the scenario's own seed for the first, and
@@ -325,7 +325,9 @@ impl Scenario {
                 .iter()
                 .map(|segment| segment.rate_per_s)
                 .fold(0.0, f64::max),
-            ArrivalPlan::Trace(info) => info.peak_window_expected() / (self.window as f64 / 1e9),
+            ArrivalPlan::Trace(info) => {
+                info.peak_window_expected() / (crate::time::ns_to_s(self.window))
+            }
             ArrivalPlan::Closed(closed) => closed.max_rate_per_s(self.unqueued_response_ns()),
         }
     }
@@ -369,7 +371,7 @@ impl Scenario {
         match &self.features.batching {
             // Batching sends a key at most one update per server per flush interval.
             Some(batching) => {
-                likes.min(f64::from(batching.servers) / (batching.flush as f64 / 1e9))
+                likes.min(f64::from(batching.servers) / (crate::time::ns_to_s(batching.flush)))
             }
             None => likes,
         }
@@ -383,7 +385,7 @@ impl Scenario {
                 let total: f64 = segments
                     .iter()
                     .map(|segment| {
-                        let seconds = (segment.end - start) as f64 / 1e9;
+                        let seconds = crate::time::ns_to_s(segment.end - start);
                         start = segment.end;
                         seconds * segment.rate_per_s
                     })

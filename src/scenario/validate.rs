@@ -339,7 +339,7 @@ fn resolve_warmup(file: &ScenarioFile, horizon: SimTime) -> Result<(f64, SimTime
     if warmup >= horizon {
         return Err(format!(
             "must be shorter than the simulated period ({} s), got {warmup_s}",
-            horizon as f64 / 1e9
+            crate::time::ns_to_s(horizon)
         ));
     }
     Ok((warmup_s, warmup))
@@ -389,7 +389,7 @@ fn resolved_file(
         .contains(&Policy::SkipLocked)
         .then_some(SkipLockedTable {
             tries: Some(scenario.skip_locked.tries),
-            try_ms: Some(scenario.skip_locked.try_ns as f64 / 1e6),
+            try_ms: Some(crate::time::ns_to_ms(scenario.skip_locked.try_ns)),
         });
     if let Some(arrivals) = file.arrivals.as_mut()
         && !matches!(scenario.arrivals, ArrivalPlan::Closed(_))
@@ -397,7 +397,7 @@ fn resolved_file(
         arrivals.scale = Some(scenario.traffic.scale);
         if is_trace {
             arrivals.speed = Some(scenario.traffic.speed);
-            arrivals.jitter_ms = Some(scenario.traffic.jitter as f64 / 1e6);
+            arrivals.jitter_ms = Some(crate::time::ns_to_ms(scenario.traffic.jitter));
         }
     }
     file.window_s = Some(window_s);
@@ -406,13 +406,13 @@ fn resolved_file(
     file.duration_s = Some(scenario.horizon as f64 / NS_PER_S as f64);
     if let Some(client) = &scenario.features.client {
         file.client = Some(ClientTable {
-            timeout_ms: Some(client.timeout as f64 / 1e6),
+            timeout_ms: Some(crate::time::ns_to_ms(client.timeout)),
             on_timeout: Some(match client.on_timeout {
                 OnTimeout::Cancel => "cancel".into(),
                 OnTimeout::Orphan => "orphan".into(),
             }),
             retries: Some(client.retries),
-            backoff_ms: Some(client.backoff as f64 / 1e6),
+            backoff_ms: Some(crate::time::ns_to_ms(client.backoff)),
             idempotent: Some(client.idempotent),
             ..file.client.take().unwrap_or_default()
         });

@@ -11,7 +11,7 @@ figure!(BacklogFigure);
 impl BacklogFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let window_s = self.scenario.window as f64 / 1e9;
+        let window_s = crate::time::ns_to_s(self.scenario.window);
         let end_s = self.scenario.duration_s();
         // Each window's most increments waiting at once (the summary's backlog max is the
         // largest of these).
@@ -94,7 +94,7 @@ fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
             let mut start = 0.0;
             let mut points = Vec::with_capacity(segments.len() * 2);
             for segment in segments {
-                let end = segment.end as f64 / 1e9;
+                let end = crate::time::ns_to_s(segment.end);
                 points.push((start, segment.rate_per_s));
                 points.push((end, segment.rate_per_s));
                 start = end;
@@ -103,7 +103,7 @@ fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
         }
         // What the clients sent, as the run with the most rows saw it.
         crate::scenario::ArrivalPlan::Trace(_) | crate::scenario::ArrivalPlan::Closed(_) => {
-            let window_s = scenario.window as f64 / 1e9;
+            let window_s = crate::time::ns_to_s(scenario.window);
             runs.iter()
                 .filter(|run| !run.adaptive)
                 .max_by_key(|run| run.shards)

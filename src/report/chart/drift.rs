@@ -16,7 +16,7 @@ figure!(DriftFigure);
 impl DriftFigure<'_> {
     /// One line per distinct drift series, labelled with every shard count that has it.
     fn lines(&self) -> Vec<(String, Vec<(f64, f64)>)> {
-        let window_s = self.scenario.window as f64 / 1e9;
+        let window_s = crate::time::ns_to_s(self.scenario.window);
         // Each distinct line, with the names of the runs that draw it.
         let mut lines: Vec<(Vec<String>, Points)> = Vec::new();
         for (name, points) in window_lines(self.runs, |i, w| {
@@ -51,7 +51,7 @@ impl DriftFigure<'_> {
             .as_ref()
             .and_then(|l| l.reconcile)
             .map(|r| {
-                let every = r.every as f64 / 1e9;
+                let every = crate::time::ns_to_s(r.every);
                 (1..)
                     .map(|k| k as f64 * every)
                     .take_while(|&t| t < end_s)

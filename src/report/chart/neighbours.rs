@@ -27,7 +27,7 @@ pub(super) fn neighbours_figure<'a>(
         let of = |get: fn(&crate::stats::WaitSummary) -> u64| -> Vec<f64> {
             pools
                 .iter()
-                .map(|p| get(&p.neighbours[i].1) as f64 / 1e6)
+                .map(|p| crate::time::ns_to_ms(get(&p.neighbours[i].1)))
                 .collect()
         };
         for (statistic, values, mark) in [
@@ -48,7 +48,7 @@ pub(super) fn neighbours_figure<'a>(
     }
     let likes: Vec<f64> = pools
         .iter()
-        .map(|p| p.like_wait.p99_ns as f64 / 1e6)
+        .map(|p| crate::time::ns_to_ms(p.like_wait.p99_ns))
         .collect();
     match series
         .iter_mut()

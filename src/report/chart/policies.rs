@@ -14,7 +14,7 @@ figure!(PoliciesFigure);
 impl PoliciesFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let ms = |ns: u64| ns as f64 / 1e6;
+        let ms = crate::time::ns_to_ms;
         let rows: Vec<&SummaryRow> = self.rows.iter().filter(|r| !r.adaptive).collect();
         let target_ms = self.scenario.slo.p99_ns.map(ms);
         let y = Axis::fit_waits(

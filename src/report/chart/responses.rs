@@ -18,7 +18,7 @@ pub(super) fn responses_figure<'a>(
                 .or_else(|| r.machine.and_then(|m| m.responses))
         })
         .collect::<Option<_>>()?;
-    let ms = |ns: u64| ns as f64 / 1e6;
+    let ms = crate::time::ns_to_ms;
     Some(ShardLinesFigure {
         scenario,
         rows,

@@ -128,7 +128,7 @@ impl ValidationFigure<'_> {
             .iter()
             .filter(|p| p.measured_stable && p.predicted_stable)
             .collect();
-        let ms = |ns: u64| ns as f64 / 1e6;
+        let ms = crate::time::ns_to_ms;
         let axis = Axis::fit_waits(judged.iter().flat_map(|p| {
             let (low, high) = p.p99_range();
             [ms(low), ms(high), ms(p.predicted.p99_ns)]

@@ -27,7 +27,7 @@ const SERIES: [Series<u64>; 3] = [
 ];
 
 fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
+    crate::time::ns_to_ms(ns)
 }
 
 impl WaitsFigure<'_> {
