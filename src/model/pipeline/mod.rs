@@ -19,6 +19,7 @@
 
 mod behaviours;
 mod likes;
+mod route;
 
 use std::sync::Arc;
 
@@ -43,6 +44,7 @@ use super::rows::{DrawNeeds, Grant, Policy};
 use super::run::ClosedRun;
 use super::stalls::StallClock;
 use super::time::SimTime;
+use route::{Hop, Route};
 
 /// Updates a closed loop sends between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 14;
@@ -226,6 +228,8 @@ pub struct Pipeline<O: Observer = NoEvents> {
     free_jobs: Vec<u32>,
     cores: Option<Servers>,
     wal: Option<Wal>,
+    /// The stages after the hold.
+    route: Route,
     covered: Vec<u32>,
     calendar: Calendar<Step>,
     /// The clients' events — deadlines, retries, batching flushes and crashes: at equal times
@@ -299,6 +303,7 @@ impl<O: Observer> Pipeline<O> {
             free_jobs: Vec::new(),
             cores: machine.cpu.as_ref().map(|cpu| Servers::new(cpu.cores)),
             wal: machine.wal.map(|wal| Wal::new(wal.group_commit)),
+            route: Route::of(machine.cpu.is_some(), machine.wal.is_some()),
             covered: Vec::new(),
             calendar: Calendar::new(),
             sends: Calendar::new(),
@@ -400,7 +405,7 @@ impl<O: Observer> Pipeline<O> {
             cpu: self.machine.idle_wake_cpu,
             ..Job::new(arrival, Kind::Wake)
         });
-        self.work(id);
+        self.enter(id, Hop::Cpu);
     }
 
     /// Starts a closed loop of clients at time 0: each sends its first like now, and its next
@@ -818,7 +823,7 @@ impl<O: Observer> Pipeline<O> {
             step
         };
         match step {
-            Step::HoldEnd(job) => self.work(job),
+            Step::HoldEnd(job) => self.enter(job, self.route.after_hold),
             Step::CpuEnd(job) => {
                 if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&mut self.links)) {
                     self.run_cpu(next);
@@ -829,7 +834,7 @@ impl<O: Observer> Pipeline<O> {
                         self.free(job);
                         self.write_flush(self.now);
                     }
-                    _ => self.flush(job),
+                    _ => self.enter(job, self.route.after_cpu),
                 }
             }
             Step::FlushEnd => self.end_flush(),
@@ -881,15 +886,23 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
-    /// The job's hold ended: it needs a core, or goes on to the flush.
-    fn work(&mut self, job: u32) {
-        match self.cores.as_mut() {
-            Some(cores) => {
+    /// The job goes on to `hop`: it asks for a core or the flush, or commits.
+    #[inline]
+    fn enter(&mut self, job: u32, hop: Hop) {
+        match hop {
+            Hop::Cpu => {
+                let cores = self.cores.as_mut().expect("a CPU stage has cores");
                 if cores.request(job, &mut self.links) {
                     self.run_cpu(job);
                 }
             }
-            None => self.flush(job),
+            Hop::Flush => {
+                let wal = self.wal.as_mut().expect("a flush stage has a WAL");
+                if wal.request(job, &mut self.links) {
+                    self.start_flush(0);
+                }
+            }
+            Hop::Commit => self.commit(job),
         }
     }
 
@@ -898,18 +911,6 @@ impl<O: Observer> Pipeline<O> {
         let end = self.now.saturating_add(self.jobs[job as usize].cpu);
         self.figures.cpu_busy_ns += self.measured_overlap(self.now, end);
         self.calendar.schedule(end, Step::CpuEnd(job));
-    }
-
-    /// The job's work is done: its commit needs a flush, or it commits now.
-    fn flush(&mut self, job: u32) {
-        match self.wal.as_mut() {
-            Some(wal) => {
-                if wal.request(job, &mut self.links) {
-                    self.start_flush(0);
-                }
-            }
-            None => self.commit(job),
-        }
     }
 
     /// A flush starts after `wake` (its leader slept while the last one ran): its leader's
@@ -1050,7 +1051,7 @@ impl<O: Observer> Pipeline<O> {
             cpu,
             ..Job::new(self.jobs[taker as usize].arrival, Kind::Wake)
         });
-        self.work(id);
+        self.enter(id, Hop::Cpu);
     }
 
     /// A closed-loop client sends its next update now.
