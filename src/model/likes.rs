@@ -18,8 +18,9 @@ use rand::RngExt;
 
 use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
-use super::resources::{Links, Servers};
+use super::resources::Links;
 use super::rows::mix64;
+use super::servers::Servers;
 use super::time::SimTime;
 use crate::stats::WaitStats;
 

@@ -13,8 +13,11 @@
 //!   arrival (the fast path), with its tightest loop for one key in `fast`;
 //! - [`machine`]: what a real database adds (per-waiter holds, shared CPU, the WAL flush,
 //!   time outside the database);
-//! - [`resources`], [`locks`]: cores, the flush and row locks that grant, queue and release;
-//! - [`pipeline`]: the event-driven simulation on those resources;
+//! - the pipeline's resources, one file each, granting, queueing and releasing jobs in the
+//!   lines of [`resources`]: [`locks`] (the rows), [`servers`] (the CPU cores, the pool's
+//!   connections), [`wal`] (the WAL flush), [`likes`] (the likes table's insert paths);
+//! - [`pipeline`]: the event-driven simulation on those resources, the chain after a hold
+//!   built once from the machine;
 //! - [`likes`]: the likes table in front of the rows, and its reconciliation;
 //! - [`stalls`]: spells during which the machine completes nothing.
 
@@ -38,7 +41,9 @@ pub mod regions;
 pub mod resources;
 pub mod rows;
 pub mod run;
+pub mod servers;
 pub mod stalls;
+pub mod wal;
 pub use crate::time;
 
 pub use config::{Arrival, EngineConfig, KeyCounts, NO_USER, NoEvents, Observer};

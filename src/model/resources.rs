@@ -1,8 +1,7 @@
-//! The shared resources of the event-driven pipeline: the CPU cores, the connection pool and
-//! the WAL flush. Each grants, queues and releases jobs (updates, by id) first come, first
-//! served; the pipeline schedules when a granted job is done. Queues are intrusive lists
-//! through one [`Links`] table indexed by job id, so queueing never allocates, and a job that
-//! gives up leaves its queue in O(1).
+//! The lines the event-driven pipeline's resources keep — the CPU cores and the connection
+//! pool ([`super::servers`]), the WAL flush ([`super::wal`]), the rows ([`super::locks`]), the
+//! likes table's insert paths: intrusive lists through one [`Links`] table indexed by job id,
+//! so queueing never allocates, and a job that gives up leaves its line in O(1).
 
 /// "No job": the end of a list.
 pub const NONE: u32 = u32::MAX;
@@ -174,119 +173,6 @@ impl Bag {
     }
 }
 
-/// Identical servers shared by every row and key — the machine's CPU cores, the pool's
-/// connections: a job takes a free one or waits for one.
-#[derive(Debug, Clone)]
-pub struct Servers {
-    servers: u32,
-    busy: u32,
-    waiting: Fifo,
-}
-
-impl Servers {
-    /// `servers ≥ 1` idle servers.
-    pub fn new(servers: u32) -> Self {
-        assert!(servers >= 1, "a resource has a server");
-        Servers {
-            servers,
-            busy: 0,
-            waiting: Fifo::EMPTY,
-        }
-    }
-
-    /// The number of servers.
-    pub fn count(&self) -> u32 {
-        self.servers
-    }
-
-    /// Whether a request now would have a server at once.
-    pub fn has_free(&self) -> bool {
-        self.busy < self.servers
-    }
-
-    /// Asks for a server for `job`: `true` when it has one now, `false` when it waits.
-    #[inline]
-    pub fn request(&mut self, job: u32, links: &mut Links) -> bool {
-        if self.busy < self.servers {
-            self.busy += 1;
-            true
-        } else {
-            self.waiting.push(job, links);
-            false
-        }
-    }
-
-    /// A job is done with its server: returns the waiting job that takes it, if any.
-    #[inline]
-    pub fn release(&mut self, links: &mut Links) -> Option<u32> {
-        let next = self.waiting.pop(links);
-        if next.is_none() {
-            self.busy -= 1;
-        }
-        next
-    }
-
-    /// `job`, waiting for a server, gives up.
-    pub fn withdraw(&mut self, job: u32, links: &mut Links) {
-        self.waiting.remove(job, links);
-    }
-}
-
-/// The WAL flush: one flush at a time. With group commit a flush covers every commit waiting
-/// when it starts; without it each commit flushes alone, in turn.
-#[derive(Debug, Clone)]
-pub struct Wal {
-    group_commit: bool,
-    flushing: Fifo,
-    waiting: Fifo,
-    busy: bool,
-}
-
-impl Wal {
-    /// An idle WAL.
-    pub fn new(group_commit: bool) -> Self {
-        Wal {
-            group_commit,
-            flushing: Fifo::EMPTY,
-            waiting: Fifo::EMPTY,
-            busy: false,
-        }
-    }
-
-    /// `job` needs its commit flushed: `true` when a flush starts now (covering it), `false`
-    /// when it waits for the next.
-    #[inline]
-    pub fn request(&mut self, job: u32, links: &mut Links) -> bool {
-        if self.busy {
-            self.waiting.push(job, links);
-            return false;
-        }
-        self.busy = true;
-        self.flushing.push(job, links);
-        true
-    }
-
-    /// The running flush ended: returns the commits it covered, in the order they asked, and
-    /// whether the next flush starts now (there were commits waiting).
-    pub fn finish(&mut self, links: &mut Links, covered: &mut Vec<u32>) -> bool {
-        covered.clear();
-        while let Some(job) = self.flushing.pop(links) {
-            covered.push(job);
-        }
-        if self.waiting.is_empty() {
-            self.busy = false;
-            return false;
-        }
-        if self.group_commit {
-            self.flushing = std::mem::replace(&mut self.waiting, Fifo::EMPTY);
-        } else {
-            let job = self.waiting.pop(links).expect("not empty");
-            self.flushing.push(job, links);
-        }
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,43 +249,6 @@ mod tests {
                 (f64::from(count) - 10_000.0).abs() < 4.0 * 82.0,
                 "{taken:?}"
             );
-        }
-    }
-
-    #[test]
-    fn cores_serve_in_turn() {
-        let mut links = Links::with_jobs(8);
-        let mut cores = Servers::new(2);
-        assert!(cores.request(0, &mut links));
-        assert!(cores.request(1, &mut links));
-        assert!(!cores.request(2, &mut links));
-        assert!(!cores.request(3, &mut links));
-        assert_eq!(cores.release(&mut links), Some(2));
-        assert_eq!(cores.release(&mut links), Some(3));
-        assert_eq!(cores.release(&mut links), None);
-        assert_eq!(cores.release(&mut links), None);
-        assert!(cores.request(4, &mut links));
-    }
-
-    #[test]
-    fn group_commit_covers_every_waiting_commit() {
-        for (group_commit, flushes) in [(true, 2), (false, 4)] {
-            let mut links = Links::with_jobs(8);
-            let mut wal = Wal::new(group_commit);
-            let mut covered = Vec::new();
-            assert!(wal.request(0, &mut links));
-            for job in 1..4 {
-                assert!(!wal.request(job, &mut links));
-            }
-            let mut count = 1;
-            let mut all = Vec::new();
-            while wal.finish(&mut links, &mut covered) {
-                all.extend_from_slice(&covered);
-                count += 1;
-            }
-            all.extend_from_slice(&covered);
-            assert_eq!(all, [0, 1, 2, 3]);
-            assert_eq!(count, flushes, "group commit {group_commit}");
         }
     }
 }

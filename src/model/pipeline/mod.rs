@@ -39,11 +39,13 @@ use super::likes::LikesTable;
 use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
-use super::resources::{Links, NONE, Servers, Wal};
+use super::resources::{Links, NONE};
 use super::rows::{DrawNeeds, Grant, Policy};
 use super::run::ClosedRun;
+use super::servers::Servers;
 use super::stalls::StallClock;
 use super::time::SimTime;
+use super::wal::Wal;
 use route::{Hop, Route};
 
 /// Updates a closed loop sends between two progress reports.
