@@ -20,9 +20,10 @@ use super::conn::{DbFailure, Target};
 use super::load::{self, Load, Measured};
 use super::schema::OwnSchema;
 use crate::error::InputError;
-use crate::model::NoEvents;
+use crate::model::{NoEvents, Policy};
 use crate::report::units::plural;
-use crate::scenario::{Overrides, Scenario};
+use crate::scenario::file::{ArrivalsTable, PolicyList, PoolTable, ProfileSegment};
+use crate::scenario::{Overrides, Scenario, ScenarioFile};
 use crate::stats::WaitSummary;
 use crate::sweep;
 
@@ -455,20 +456,26 @@ pub fn check_calibration(calibration: &Path) -> Result<(), InputError> {
 
 /// One row's peak by the calibration: updates back to back, each taken by a woken waiter.
 fn one_row_peak(calibration: &Path) -> Result<f64, InputError> {
-    let scenario = scenario(
-        calibration,
-        "shards = [1]\nduration_s = 1\n[arrivals]\nrate_per_s = 1\n",
-    )?;
+    let file = ScenarioFile {
+        shards: Some(vec![1]),
+        duration_s: Some(1.0),
+        arrivals: Some(ArrivalsTable {
+            rate_per_s: Some(1.0),
+            ..ArrivalsTable::default()
+        }),
+        ..ScenarioFile::default()
+    };
+    let scenario = scenario(calibration, &file)?;
     Ok(1e9 / scenario.saturated_row_hold_ns().max(1.0))
 }
 
-/// The calibration applied to scenario text.
-fn scenario(calibration: &Path, text: &str) -> Result<Scenario, InputError> {
+/// The calibration applied to a scenario.
+fn scenario(calibration: &Path, file: &ScenarioFile) -> Result<Scenario, InputError> {
     let overrides = Overrides {
         calibration: Some(PathBuf::from(calibration)),
         ..Overrides::default()
     };
-    Scenario::parse(Path::new("validate.toml"), text, &overrides)
+    Scenario::from_values(Path::new("validate.toml"), file, &overrides)
 }
 
 /// What the calibration predicts for `load`. An open stream that keeps up from an empty
@@ -493,27 +500,7 @@ fn predict(calibration: &Path, load: &Load) -> Result<Prediction, InputError> {
 /// Simulates `load` with the calibration; an open stream starts with a full backlog
 /// (`backlogged`: as many sends as it has connections in the first millisecond) or empty.
 fn simulate(calibration: &Path, load: &Load, backlogged: bool) -> Result<Prediction, InputError> {
-    let seconds = (load.warmup + load.duration).as_secs_f64();
-    let warmup = load.warmup.as_secs_f64();
-    let arrivals = match load.rate_per_s {
-        None => format!("clients = {}\nthink_ms = 0", load.clients),
-        Some(rate) if backlogged => format!(
-            "profile = [{{ seconds = {BACKLOG_ARRIVES_S}, rate_per_s = {} }}, {{ seconds = {}, rate_per_s = {rate} }}]",
-            rate + f64::from(load.clients) / BACKLOG_ARRIVES_S,
-            seconds - BACKLOG_ARRIVES_S
-        ),
-        Some(rate) => format!("rate_per_s = {rate}"),
-    };
-    let pool = match load.rate_per_s {
-        None => String::new(),
-        Some(_) => format!("[pool]\nsize = {}\n", load.clients),
-    };
-    let text = format!(
-        "name = \"validate\"\nseed = 5\nshards = [{}]\npolicy = \"random\"\nduration_s = {seconds}\nwarmup_s = {warmup}\n\
-         [arrivals]\n{arrivals}\n{pool}",
-        load.rows
-    );
-    let scenario = scenario(calibration, &text)?;
+    let scenario = scenario(calibration, &load_scenario(load, backlogged))?;
     let (run, _) = sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)?.remove(0);
     let tps = run.completed as f64 / load.duration.as_secs_f64();
     let responses = match (&run.closed, &run.machine) {
@@ -531,6 +518,49 @@ fn simulate(calibration: &Path, load: &Load, backlogged: bool) -> Result<Predict
         stable: keeps_up(load, tps),
         metastable: false,
     })
+}
+
+/// The scenario of `load` (see [`simulate`]): a closed loop of its clients with no think
+/// time, or its open stream through a pool of its connections.
+fn load_scenario(load: &Load, backlogged: bool) -> ScenarioFile {
+    let seconds = (load.warmup + load.duration).as_secs_f64();
+    let arrivals = match load.rate_per_s {
+        None => ArrivalsTable {
+            clients: Some(load.clients),
+            think_ms: Some(0.0),
+            ..ArrivalsTable::default()
+        },
+        Some(rate) if backlogged => ArrivalsTable {
+            profile: Some(vec![
+                ProfileSegment {
+                    seconds: BACKLOG_ARRIVES_S,
+                    rate_per_s: rate + f64::from(load.clients) / BACKLOG_ARRIVES_S,
+                },
+                ProfileSegment {
+                    seconds: seconds - BACKLOG_ARRIVES_S,
+                    rate_per_s: rate,
+                },
+            ]),
+            ..ArrivalsTable::default()
+        },
+        Some(rate) => ArrivalsTable {
+            rate_per_s: Some(rate),
+            ..ArrivalsTable::default()
+        },
+    };
+    ScenarioFile {
+        name: Some("validate".into()),
+        seed: Some(5),
+        shards: Some(vec![load.rows]),
+        policy: Some(PolicyList(vec![Policy::Random])),
+        duration_s: Some(seconds),
+        warmup_s: Some(load.warmup.as_secs_f64()),
+        arrivals: Some(arrivals),
+        pool: load.rate_per_s.map(|_| PoolTable {
+            size: Some(load.clients),
+        }),
+        ..ScenarioFile::default()
+    }
 }
 
 /// A closed loop `calibrate` measured: its rows, clients and throughput.

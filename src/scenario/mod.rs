@@ -194,6 +194,20 @@ impl Scenario {
         Scenario::parse(path, &text, overrides)
     }
 
+    /// A scenario built as values (by `validate`, say) rather than read from a file: it is
+    /// serialised and read as a file would be, so its validation and its calibration
+    /// (`overrides.calibration`) are exactly a file's; `path` names it in errors.
+    pub fn from_values(
+        path: &Path,
+        file: &ScenarioFile,
+        overrides: &Overrides,
+    ) -> Result<Scenario, InputError> {
+        let text = toml::to_string(file).map_err(|err| {
+            InputError::file(path, format!("cannot be written as a scenario: {err}"))
+        })?;
+        Scenario::parse(path, &text, overrides)
+    }
+
     /// Parses and validates scenario text; `path` names it in errors and anchors a relative
     /// trace path. A scenario with a `[sweep]` is refused: see [`Scenario::parse_grid`].
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
