@@ -5,7 +5,7 @@ use super::*;
 
 /// `shardsim calibrate`: measure, fit, write the calibration and print measured against fitted.
 pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
-    use crate::calibrate::{self, Design, conn::Target};
+    use crate::calibrate::{self, Design, backend::Target};
     let target = Target::parse(&args.db)?;
     // A server that cannot be used fails before anything is written.
     drop(target.connect()?);
@@ -62,7 +62,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
 
 /// `shardsim validate`: measure and predict every point, write them, exit 1 on a miss.
 pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
-    use crate::calibrate::{conn::Target, validate};
+    use crate::calibrate::{backend::Target, validate};
     let target = Target::parse(&args.db)?;
     if !args.calibration.is_file() {
         return Err(InputError::flag(
@@ -130,7 +130,7 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
 /// file warns of.
 fn announce_validation(
     args: &ValidateArgs,
-    target: &crate::calibrate::conn::Target,
+    target: &crate::calibrate::backend::Target,
 ) -> anyhow::Result<()> {
     use crate::calibrate::validate;
     let say = |line: &str| {

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::conn::{DbFailure, Target};
+use super::backend::{DbFailure, Target};
 
 /// The notice when the load and the server are in different autogroups of this machine.
 pub const AUTOGROUP_NOTICE: &str = "note: the load runs on the server's machine in another \
@@ -23,20 +23,17 @@ pub const AUTOGROUP_NOTICE: &str = "note: the load runs on the server's machine 
 /// (that notice) when the server's process for this connection runs on this machine, in
 /// another autogroup than this process, with autogroup scheduling on.
 pub fn scheduling_notice(target: &Target) -> Result<Option<&'static str>, DbFailure> {
-    let mut client = target.connect()?;
-    let pid: i32 = client
-        .query_one("SELECT pg_backend_pid()", &[])
-        .map(|row| row.get(0))
-        .map_err(|err| target.failure(&err))?;
-    let separate = u32::try_from(pid)
-        .is_ok_and(|pid| in_other_autogroup(Path::new("/proc"), &pid.to_string()));
+    let mut session = target.connect()?;
+    let separate = session.server_process().is_some_and(|server| {
+        in_other_autogroup(Path::new("/proc"), &server.pid.to_string(), server.command)
+    });
     Ok(separate.then_some(AUTOGROUP_NOTICE))
 }
 
 /// Whether, by the process file system at `proc`, autogroup scheduling is on and process
-/// `pid` is a PostgreSQL server process in another autogroup than this one. Anything
+/// `pid` is a server process (named `command`) in another autogroup than this one. Anything
 /// unreadable (another machine, another process namespace, no autogroup) is `false`.
-fn in_other_autogroup(proc: &Path, pid: &str) -> bool {
+fn in_other_autogroup(proc: &Path, pid: &str, command: &str) -> bool {
     let read = |path: PathBuf| std::fs::read_to_string(path).ok();
     let group = |process: &str| {
         read(proc.join(process).join("autogroup"))
@@ -44,7 +41,7 @@ fn in_other_autogroup(proc: &Path, pid: &str) -> bool {
     };
     let enabled = read(proc.join("sys/kernel/sched_autogroup_enabled"))
         .is_some_and(|text| text.trim() == "1");
-    let is_server = read(proc.join(pid).join("comm")).is_some_and(|name| name.trim() == "postgres");
+    let is_server = read(proc.join(pid).join("comm")).is_some_and(|name| name.trim() == command);
     enabled
         && is_server
         && match (group("self"), group(pid)) {
@@ -76,7 +73,11 @@ mod tests {
     #[test]
     fn a_server_in_another_autogroup_is_seen_only_with_autogroup_on() {
         let seen = |enabled, ours, name, theirs| {
-            in_other_autogroup(fake_proc(enabled, ours, name, theirs).path(), "42")
+            in_other_autogroup(
+                fake_proc(enabled, ours, name, theirs).path(),
+                "42",
+                "postgres",
+            )
         };
         assert!(seen("1\n", "7", "postgres", "9"));
         assert!(!seen("0\n", "7", "postgres", "9"), "autogroup off");
@@ -87,7 +88,18 @@ mod tests {
     #[test]
     fn an_unreadable_process_is_not_reported() {
         let root = fake_proc("1\n", "7", "postgres", "9");
-        assert!(!in_other_autogroup(root.path(), "43"), "no such process");
-        assert!(!in_other_autogroup(Path::new("/nonexistent"), "42"));
+        assert!(
+            !in_other_autogroup(root.path(), "43", "postgres"),
+            "no such process"
+        );
+        assert!(!in_other_autogroup(
+            Path::new("/nonexistent"),
+            "42",
+            "postgres"
+        ));
+        assert!(
+            !in_other_autogroup(root.path(), "42", "mariadbd"),
+            "another server"
+        );
     }
 }

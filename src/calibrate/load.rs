@@ -2,7 +2,7 @@
 //! `UPDATE … SET count = count + 1` when the last one commits) and open Poisson streams (timed
 //! sends, as pgbench `-R` does, over a capped set of connections). Every run is bounded in
 //! time; a warm-up comes before the measured seconds. What is measured: throughput, response
-//! times (send to commit, client side), and the WAL syncs per commit from `pg_stat_wal`.
+//! times (send to commit, client side), and the log flushes per commit the server counts.
 
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
@@ -11,8 +11,7 @@ use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::conn::{DbFailure, Target};
-use super::schema::COUNTERS;
+use super::backend::{DbFailure, Durability, Session, Target};
 use super::stalls::Timeline;
 use crate::stats::WaitStats;
 
@@ -105,9 +104,9 @@ impl ClientTally {
 /// Runs `load` and measures it.
 pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailure> {
     let mut control = target.connect()?;
-    settle(&mut control);
-    let syncs_before = wal_syncs(&mut control);
-    let clients: Vec<postgres::Client> = (0..load.clients)
+    control.settle();
+    let syncs_before = control.log_flushes();
+    let clients: Vec<Box<dyn Session>> = (0..load.clients)
         .map(|_| target.connect())
         .collect::<Result<_, _>>()?;
     let barrier = Barrier::new(clients.len());
@@ -118,7 +117,7 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
     // Each connection comes back with its tally and is closed only when every client is
     // done: a server process that exits costs CPU, and the last updates of the run would
     // pay for it.
-    let finished: Vec<(Result<ClientTally, DbFailure>, postgres::Client)> =
+    let finished: Vec<(Result<ClientTally, DbFailure>, Box<dyn Session>)> =
         std::thread::scope(|scope| {
             let handles: Vec<_> = clients
                 .into_iter()
@@ -137,7 +136,8 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
                             sends,
                             timeline,
                         };
-                        let tally = drive(target, &mut client, load, seed ^ index as u64, &clock);
+                        let tally =
+                            drive(target, client.as_mut(), load, seed ^ index as u64, &clock);
                         (tally, client)
                     })
                 })
@@ -164,7 +164,7 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
     }
     // The clients' backends report their WAL counts as they exit.
     std::thread::sleep(Duration::from_millis(300));
-    let syncs_after = wal_syncs(&mut control);
+    let syncs_after = control.log_flushes();
     let fsyncs_per_commit = match (syncs_before, syncs_after) {
         (Some(before), Some(after)) if total > 0 => Some((after - before) as f64 / total as f64),
         _ => None,
@@ -263,17 +263,13 @@ fn gap(rng: &mut SmallRng, rate: f64) -> Duration {
 /// One connection's loop until the run's end.
 fn drive(
     target: &Target,
-    client: &mut postgres::Client,
+    session: &mut dyn Session,
     load: &Load,
     seed: u64,
     clock: &Clock<'_>,
 ) -> Result<ClientTally, DbFailure> {
-    let fail = |err: postgres::Error| target.failure(&err);
-    let update = client
-        .prepare(&format!(
-            "UPDATE {COUNTERS} SET count = count + 1 WHERE post = 1 AND shard = $1"
-        ))
-        .map_err(fail)?;
+    let fail = |message: String| target.failure(message);
+    session.prepare_increment().map_err(fail)?;
     let mut rng = SmallRng::seed_from_u64(seed);
     let end = load.warmup + load.duration;
     let measured = load.warmup..end;
@@ -301,7 +297,7 @@ fn drive(
         }
         let shard = rng.random_range(0..load.rows as i32);
         clock.timeline.send(sent.as_nanos() as u64);
-        client.execute(&update, &[&shard]).map_err(fail)?;
+        session.increment(shard).map_err(fail)?;
         let answered = clock.elapsed();
         clock.timeline.commit(answered.as_nanos() as u64);
         tally.count(sent, answered, &measured);
@@ -309,29 +305,12 @@ fn drive(
     Ok(tally)
 }
 
-/// Starts each run from the same state: the dead row versions of the last run vacuumed away
-/// and, where the user may, a checkpoint (so no run pays for another's full-page writes).
-/// Neither is required: a user without the rights still gets a calibration.
-fn settle(client: &mut postgres::Client) {
-    let _ = client.batch_execute(&format!("VACUUM {COUNTERS}"));
-    let _ = client.batch_execute("CHECKPOINT");
-}
-
-/// The server's WAL syncs so far (`pg_stat_wal.wal_sync`, PostgreSQL 14 and later).
-fn wal_syncs(client: &mut postgres::Client) -> Option<i64> {
-    client
-        .query_one("SELECT wal_sync FROM pg_stat_wal", &[])
-        .ok()
-        .map(|row| row.get(0))
-}
-
-/// The server's `synchronous_commit` setting.
-pub fn synchronous_commit(target: &Target) -> Result<String, DbFailure> {
-    let mut client = target.connect()?;
-    client
-        .query_one("SHOW synchronous_commit", &[])
-        .map(|row| row.get(0))
-        .map_err(|err| target.failure(&err))
+/// The server's commit durability.
+pub fn durability(target: &Target) -> Result<Durability, DbFailure> {
+    let mut session = target.connect()?;
+    session
+        .durability()
+        .map_err(|message| target.failure(message))
 }
 
 #[cfg(test)]

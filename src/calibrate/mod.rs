@@ -9,7 +9,7 @@
 //! - [`fit`]: the model's parameters from the measurements, by simulation;
 //! - [`validate`]: loads the fit did not use, measured and predicted side by side.
 
-pub mod conn;
+pub mod backend;
 pub mod fit;
 pub mod host;
 pub mod load;
@@ -19,7 +19,7 @@ pub mod validate;
 
 use std::time::Duration;
 
-use conn::{DbFailure, Target};
+use backend::{DbFailure, Durability, Target};
 use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
 use stalls::FittedStalls;
@@ -116,8 +116,8 @@ impl RunKind {
 pub struct Calibration {
     /// The server as shown.
     pub server: String,
-    /// The server's `synchronous_commit`.
-    pub synchronous_commit: String,
+    /// The server's commit durability (`synchronous_commit`, `innodb_flush_log_at_trx_commit`).
+    pub durability: Durability,
     /// The fitted machine.
     pub machine: Machine,
     /// Every run.
@@ -345,12 +345,12 @@ pub fn calibrate(
     design: &Design,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Calibration, DbFailure> {
-    let synchronous_commit = load::synchronous_commit(target)?;
+    let durability = load::durability(target)?;
     let load_notice = host::scheduling_notice(target)?;
     if let Some(notice) = load_notice {
         progress(notice);
     }
-    let durable = synchronous_commit != "off";
+    let durable = durability.durable;
     let schema = schema::OwnSchema::create(target, design.max_rows)?;
     let runs = measure_all(target, design, progress)?;
     schema.drop_now()?;
@@ -374,7 +374,7 @@ pub fn calibrate(
     let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
     Ok(Calibration {
         server: target.shown().to_owned(),
-        synchronous_commit,
+        durability,
         machine,
         runs,
         load_notice,
@@ -585,13 +585,13 @@ impl Calibration {
             comment(&format!("Stalls: {}.", stalls.describe())) + "\n"
         });
         format!(
-            "# shardsim calibrate: {} runs on {} (synchronous_commit = {}).\n\
+            "# shardsim calibrate: {} runs on {} ({}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
              {}{steadiness}{stalls}{}\n\n{}",
             self.every_run().count(),
             self.server,
-            self.synchronous_commit,
+            self.durability,
             self.load_notice
                 .map_or(String::new(), |notice| comment(notice) + "\n"),
             comment(&format!("Fitted: {}.", m.describe())),
@@ -760,7 +760,7 @@ mod tests {
     fn measured_twice(first: f64, again: f64) -> Calibration {
         Calibration {
             server: "host=/tmp".into(),
-            synchronous_commit: "off".into(),
+            durability: Durability::postgres_off(),
             machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
             runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
             load_notice: None,
@@ -928,7 +928,7 @@ mod tests {
     fn a_load_notice_is_kept_in_the_calibration_as_comment_lines() {
         let calibration = |load_notice| Calibration {
             server: "host=/tmp".into(),
-            synchronous_commit: "off".into(),
+            durability: Durability::postgres_off(),
             machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
             runs: Vec::new(),
             load_notice,

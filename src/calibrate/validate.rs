@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::conn::{DbFailure, Target};
+use super::backend::{DbFailure, Durability, Target};
 use super::load::{self, Load, Measured};
 use super::schema::OwnSchema;
 use crate::error::InputError;
@@ -272,8 +272,8 @@ pub fn stability(stable: bool) -> &'static str {
 pub struct Validation {
     /// The server as shown.
     pub server: String,
-    /// Its `synchronous_commit`.
-    pub synchronous_commit: String,
+    /// Its commit durability (`synchronous_commit`, `innodb_flush_log_at_trx_commit`).
+    pub durability: Durability,
     /// One row's peak by the calibration (the open streams' 100%), updates a second.
     pub one_row_peak: f64,
     /// Every point.
@@ -355,7 +355,7 @@ pub fn validate(
             predict(calibration, load)
         })
         .collect::<Result<Vec<Prediction>, InputError>>()?;
-    let synchronous_commit = load::synchronous_commit(target)?;
+    let durability = load::durability(target)?;
     let schema = OwnSchema::create(target, 64)?;
     let mut measured: Vec<Vec<Repeat>> = vec![Vec::new(); loads.len()];
     for round in 0..repeats {
@@ -383,7 +383,7 @@ pub fn validate(
     let planner = points.split_off(POINTS);
     Ok(Validation {
         server: target.shown().to_owned(),
-        synchronous_commit,
+        durability,
         one_row_peak,
         points,
         planner,
@@ -878,7 +878,7 @@ mod tests {
     fn validation_of(points: Vec<Point>) -> Validation {
         Validation {
             server: "host=/tmp".into(),
-            synchronous_commit: "on".into(),
+            durability: Durability::postgres_on(),
             one_row_peak: 1_000.0,
             points,
             planner: Vec::new(),
@@ -1325,7 +1325,7 @@ mod tests {
         };
         let calibration = Calibration {
             server: "host=/tmp".into(),
-            synchronous_commit: "on".into(),
+            durability: Durability::postgres_on(),
             machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
             runs: vec![
                 run(1, 32, None, 2_900.0),

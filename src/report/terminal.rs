@@ -331,9 +331,9 @@ fn line_width() -> usize {
 /// The calibration's table: every run measured against the fitted model, then the fit.
 pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String {
     let mut out = format!(
-        "{} (synchronous_commit = {})\n{:>6} {:>8} {:>12} {:>12} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+        "{} ({})\n{:>6} {:>8} {:>12} {:>12} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
         calibration.server,
-        calibration.synchronous_commit,
+        calibration.durability,
         "rows",
         "clients",
         "measured/s",
@@ -462,11 +462,11 @@ fn planners_question(validation: &Validation) -> String {
 /// The validation table's title lines and column heads.
 fn validation_header(validation: &Validation) -> String {
     format!(
-        "{} (synchronous_commit = {}); one row's peak by the calibration {:.0}/s\n\
+        "{} ({}); one row's peak by the calibration {:.0}/s\n\
          measured: {}, p99 also their range\n\
          {:<44} {:>10} {:>10} {:>7} {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  ok\n",
         validation.server,
-        validation.synchronous_commit,
+        validation.durability,
         validation.one_row_peak,
         match validation.points.first().map_or(0, |p| p.repeats.len()) {
             1 => "one measurement each".to_owned(),

@@ -63,8 +63,8 @@ impl CalibrationFigure<'_> {
         let (plot_area, legend_area) = legend.split(root);
         let clients: Vec<u32> = runs.iter().map(|r| r.load.clients).collect();
         let caption = format!(
-            "calibration (synchronous_commit = {}): throughput against clients",
-            self.calibration.synchronous_commit
+            "calibration ({}): throughput against clients",
+            self.calibration.durability
         );
         let mut chart = log2_plot(
             &plot_area,

@@ -62,8 +62,8 @@ impl ValidationFigure<'_> {
         let (plot_area, legend_area) = legend.split(root);
         let body = plot_area.margin(12, 0, 0, 0).titled(
             &format!(
-                "validation (synchronous_commit = {}): predicted against measured",
-                self.validation.synchronous_commit
+                "validation ({}): predicted against measured",
+                self.validation.durability
             ),
             (FONT, 30),
         )?;

@@ -1,43 +1,34 @@
-//! The database to calibrate against: a libpq-style connection string or `postgres://` URL,
-//! completed as libpq would (socket directory, port, user, database), with the password taken
-//! only from `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`) and never printed. Connections have a
-//! connect timeout and a statement timeout, so no step can hang.
+//! PostgreSQL: a libpq-style connection string or `postgres://` URL, completed as libpq would
+//! (socket directory, port, user, database), with the password taken only from `PGPASSWORD`
+//! or `~/.pgpass` (`PGPASSFILE`) and never printed; a statement timeout on every connection.
+//! The schema is a schema; log flushes are `pg_stat_wal.wal_sync` (PostgreSQL 14 and later);
+//! the durability is `synchronous_commit`.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Duration;
 
 use postgres::config::Host;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config, NoTls, Statement};
 
+use super::{
+    COUNTERS, Database, Durability, MARK, MARKER, Ownership, SCHEMA, STATEMENT_TIMEOUT,
+    ServerProcess, Session, check_percent_escapes,
+};
 use crate::error::InputError;
 
-/// How long a connection attempt may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// The longest any statement may run (a load's update waits at most this for its row).
-const STATEMENT_TIMEOUT_MS: u32 = 15_000;
-
-/// A server that cannot be used: unreachable, a refused login, missing privileges (exit 3).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{target}: {message}")]
-pub struct DbFailure {
-    /// The server as shown (no password).
-    pub target: String,
-    /// What failed.
-    pub message: String,
-}
-
-/// A database to connect to.
+/// A PostgreSQL server and database.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub struct Postgres {
     config: Config,
     shown: String,
 }
 
-impl Target {
+impl Postgres {
     /// Parses `conn` (flag `--db`) and completes it from the environment.
-    pub fn parse(conn: &str) -> Result<Target, InputError> {
-        check_percent_escapes(conn)?;
+    pub fn parse(conn: &str) -> Result<Postgres, InputError> {
+        if conn.starts_with("postgres://") || conn.starts_with("postgresql://") {
+            check_percent_escapes(conn)?;
+        }
         let mut config = Config::from_str(conn).map_err(|err| {
             // The library's own words ("unknown option `hots`") are in its error's cause.
             let why = std::error::Error::source(&err)
@@ -85,75 +76,146 @@ impl Target {
                 .unwrap_or_else(|_| config.get_user().unwrap_or("postgres").to_owned());
             config.dbname(&dbname);
         }
-        config.connect_timeout(CONNECT_TIMEOUT);
+        config.connect_timeout(super::CONNECT_TIMEOUT);
         config.application_name("shardsim");
-        config.options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+        config.options(&format!(
+            "-c statement_timeout={}",
+            STATEMENT_TIMEOUT.as_millis()
+        ));
         let shown = show(&config);
         if let Some(password) = password_from_environment(&config) {
             config.password(password);
         }
-        Ok(Target { config, shown })
-    }
-
-    /// The server as the tool shows it: host or socket, port, database, user; no password.
-    pub fn shown(&self) -> &str {
-        &self.shown
-    }
-
-    /// Opens a connection, or says in one line why it cannot. The client library's own
-    /// timeout covers reaching the socket only; a server that accepts and then says nothing
-    /// would hold the handshake for ever, so the whole of it is bounded by [`CONNECT_TIMEOUT`]
-    /// too (a handshake still waiting then is left to end with the process).
-    pub fn connect(&self) -> Result<Client, DbFailure> {
-        let (sender, answer) = std::sync::mpsc::channel();
-        let config = self.config.clone();
-        std::thread::spawn(move || {
-            let _ = sender.send(config.connect(NoTls));
-        });
-        match answer.recv_timeout(CONNECT_TIMEOUT) {
-            Ok(connected) => connected.map_err(|err| self.failure(&err)),
-            Err(_) => Err(DbFailure {
-                target: self.shown.clone(),
-                message: format!(
-                    "cannot reach the server: it accepted the connection but did not answer within {} s",
-                    CONNECT_TIMEOUT.as_secs()
-                ),
-            }),
-        }
-    }
-
-    /// A failure of this server, in one line.
-    pub fn failure(&self, err: &postgres::Error) -> DbFailure {
-        DbFailure {
-            target: self.shown.clone(),
-            message: describe(err),
-        }
+        Ok(Postgres { config, shown })
     }
 }
 
-/// Refuses a URL with a `%` not followed by two hex digits, as libpq does (the client library
-/// would take it literally and look for a user or host named `%zz`).
-fn check_percent_escapes(conn: &str) -> Result<(), InputError> {
-    let is_url = ["postgres://", "postgresql://"]
-        .iter()
-        .any(|scheme| conn.starts_with(scheme));
-    if !is_url {
-        return Ok(());
+impl Database for Postgres {
+    fn shown(&self) -> &str {
+        &self.shown
     }
-    let bytes = conn.as_bytes();
-    for (at, _) in conn.match_indices('%') {
-        let escape = bytes.get(at + 1..at + 3);
-        if !escape.is_some_and(|pair| pair.iter().all(u8::is_ascii_hexdigit)) {
-            let shown: String = conn[at..].chars().take(3).collect();
-            return Err(InputError::flag(
-                "--db",
-                format!(
-                    "has an invalid percent escape \"{shown}\": a URL writes a reserved character as % and two hex digits (%40 for @)"
-                ),
-            ));
+
+    fn open(&self) -> Result<Box<dyn Session>, String> {
+        let client = self.config.connect(NoTls).map_err(|err| describe(&err))?;
+        Ok(Box::new(PgSession {
+            client,
+            increment: None,
+        }))
+    }
+}
+
+/// One connection to PostgreSQL.
+struct PgSession {
+    client: Client,
+    increment: Option<Statement>,
+}
+
+impl Session for PgSession {
+    fn ownership(&mut self) -> Result<Ownership, String> {
+        let exists: bool = self
+            .client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+                &[&SCHEMA],
+            )
+            .map_err(|err| describe(&err))?
+            .get(0);
+        if !exists {
+            return Ok(Ownership::Absent);
         }
+        let marked: bool = self
+            .client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'shardsim_marker')",
+                &[&SCHEMA],
+            )
+            .map_err(|err| describe(&err))?
+            .get(0);
+        Ok(if marked {
+            Ownership::Ours
+        } else {
+            Ownership::Foreign
+        })
     }
-    Ok(())
+
+    fn create_schema(&mut self, rows: u32) -> Result<(), String> {
+        self.client
+            .batch_execute(&format!(
+                "CREATE SCHEMA {SCHEMA};
+                 CREATE TABLE {MARKER} (note text NOT NULL);
+                 INSERT INTO {MARKER} VALUES ('{MARK}');
+                 CREATE TABLE {COUNTERS} (post int NOT NULL, shard int NOT NULL,
+                     count bigint NOT NULL DEFAULT 0, PRIMARY KEY (post, shard));
+                 INSERT INTO {COUNTERS} (post, shard) SELECT 1, s FROM generate_series(0, {}) AS s;",
+                rows.max(1) - 1
+            ))
+            .map_err(|err| describe(&err))
+    }
+
+    fn drop_schema(&mut self) -> Result<(), String> {
+        self.client
+            .batch_execute(&format!("DROP SCHEMA {SCHEMA} CASCADE"))
+            .map_err(|err| describe(&err))
+    }
+
+    fn prepare_increment(&mut self) -> Result<(), String> {
+        let statement = self
+            .client
+            .prepare(&format!(
+                "UPDATE {COUNTERS} SET count = count + 1 WHERE post = 1 AND shard = $1"
+            ))
+            .map_err(|err| describe(&err))?;
+        self.increment = Some(statement);
+        Ok(())
+    }
+
+    fn increment(&mut self, shard: i32) -> Result<(), String> {
+        let statement = self
+            .increment
+            .as_ref()
+            .ok_or("the update was not prepared")?;
+        self.client
+            .execute(statement, &[&shard])
+            .map(drop)
+            .map_err(|err| describe(&err))
+    }
+
+    fn settle(&mut self) {
+        let _ = self.client.batch_execute(&format!("VACUUM {COUNTERS}"));
+        let _ = self.client.batch_execute("CHECKPOINT");
+    }
+
+    fn log_flushes(&mut self) -> Option<i64> {
+        self.client
+            .query_one("SELECT wal_sync FROM pg_stat_wal", &[])
+            .ok()
+            .map(|row| row.get(0))
+    }
+
+    fn durability(&mut self) -> Result<Durability, String> {
+        let value: String = self
+            .client
+            .query_one("SHOW synchronous_commit", &[])
+            .map(|row| row.get(0))
+            .map_err(|err| describe(&err))?;
+        Ok(Durability {
+            setting: "synchronous_commit",
+            durable: value != "off",
+            value,
+        })
+    }
+
+    fn server_process(&mut self) -> Option<ServerProcess> {
+        let pid: i32 = self
+            .client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .ok()?
+            .get(0);
+        Some(ServerProcess {
+            pid: u32::try_from(pid).ok()?,
+            command: "postgres",
+        })
+    }
 }
 
 /// Adds a host given as text: a socket directory when it is a path, else a host name.
@@ -269,11 +331,11 @@ mod tests {
 
     #[test]
     fn key_value_strings_and_urls_are_completed_and_shown_without_a_password() {
-        let target = Target::parse("host=/tmp/pg port=5433 dbname=app user=bob").unwrap();
-        assert_eq!(target.shown(), "host=/tmp/pg port=5433 dbname=app user=bob");
-        let target = Target::parse("postgresql://carol@db.example:6000/likes").unwrap();
+        let target = Postgres::parse("host=/tmp/pg port=5433 dbname=app user=bob").unwrap();
+        assert_eq!(target.shown, "host=/tmp/pg port=5433 dbname=app user=bob");
+        let target = Postgres::parse("postgresql://carol@db.example:6000/likes").unwrap();
         assert_eq!(
-            target.shown(),
+            target.shown,
             "host=db.example port=6000 dbname=likes user=carol"
         );
     }
@@ -284,27 +346,29 @@ mod tests {
             "host=/tmp user=a password=secret",
             "postgres://a:secret@h/db",
         ] {
-            let err = Target::parse(conn).unwrap_err().to_string();
+            let err = Postgres::parse(conn).unwrap_err().to_string();
             assert!(err.starts_with("--db: holds a password"), "{err}");
             assert!(!err.contains("secret"));
         }
-        let err = Target::parse("host='unterminated").unwrap_err().to_string();
+        let err = Postgres::parse("host='unterminated")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("--db: not a connection string"), "{err}");
-        let err = Target::parse("hots=/tmp user=x").unwrap_err().to_string();
+        let err = Postgres::parse("hots=/tmp user=x").unwrap_err().to_string();
         assert!(err.contains("hots"), "the unknown key is named: {err}");
         for conn in [
             "postgres://%zz@h",
             "postgresql://u@h/db%4",
             "postgres://u@h/%",
         ] {
-            let err = Target::parse(conn).unwrap_err().to_string();
+            let err = Postgres::parse(conn).unwrap_err().to_string();
             assert!(
                 err.starts_with("--db: has an invalid percent escape"),
                 "{err}"
             );
         }
-        let target = Target::parse("postgres://b%40b@h/l%69kes").unwrap();
-        assert_eq!(target.shown(), "host=h port=5432 dbname=likes user=b@b");
+        let target = Postgres::parse("postgres://b%40b@h/l%69kes").unwrap();
+        assert_eq!(target.shown, "host=h port=5432 dbname=likes user=b@b");
     }
 
     #[test]
