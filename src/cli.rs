@@ -29,7 +29,7 @@ pub enum Command {
     Plan(PlanArgs),
     /// Run a scenario and compare its summary with a baseline; exit 1 on a regression.
     Check(CheckArgs),
-    /// Measure a real PostgreSQL under closed-loop load and fit the machine model to it;
+    /// Measure a real PostgreSQL, MariaDB or MySQL under load and fit the machine model to it;
     /// writes calibration.toml (sections a scenario includes), calibration.csv and a chart.
     Calibrate(CalibrateArgs),
     /// Measure loads the calibration did not fit and compare each with its prediction; exit 1
@@ -99,9 +99,11 @@ pub struct ValidateArgs {
 /// `shardsim calibrate`.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// The database: a libpq connection string ("host=/var/run/postgresql dbname=app") or a
-    /// postgres:// URL; the password comes only from PGPASSWORD or ~/.pgpass. It creates and
-    /// drops a schema of its own, shardsim_calibration, and touches nothing else.
+    /// The database. PostgreSQL: a libpq connection string ("host=/var/run/postgresql
+    /// dbname=app") or a postgres:// URL, the password only from PGPASSWORD or ~/.pgpass.
+    /// MariaDB or MySQL: a mysql:// or mariadb:// URL ("mysql://app@localhost/?socket=
+    /// /run/mysqld/mysqld.sock"), the password only from MYSQL_PWD. It creates and drops a
+    /// schema (database) of its own, shardsim_calibration, and touches nothing else.
     #[arg(long, value_name = "CONN")]
     pub db: String,
 

@@ -1,8 +1,9 @@
-//! `shardsim calibrate`: measure a real PostgreSQL under closed-loop load, fit the machine model
+//! `shardsim calibrate`: measure a real database (PostgreSQL, MariaDB, MySQL) under load, fit the machine model
 //! to it and write the sections a scenario includes (`calibration.toml`), every run with its
 //! fitted prediction (`calibration.csv`) and a chart of measured against fitted throughput.
 //!
-//! - [`conn`]: the connection string, password sources and timeouts;
+//! - [`backend`]: what it needs from a database, one file per database (connection strings,
+//!   password sources, timeouts, the schema's SQL, the durability setting);
 //! - [`host`]: whether the load shares the server's machine in another scheduling group;
 //! - [`schema`]: the one schema it creates, refuses to reuse when foreign, and always drops;
 //! - [`load`]: closed loops and open streams of `UPDATE … SET count = count + 1`;

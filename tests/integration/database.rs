@@ -1,46 +1,152 @@
-//! `shardsim calibrate` against a real PostgreSQL: the one `.ci/run` makes (a throwaway
-//! cluster on a unix socket), named by `SHARDSIM_TEST_DB`. Without it when the tests are
-//! built, the test runner lists the tests that need a server as ignored, saying what they
-//! need; the error paths that need no server always run.
+//! `shardsim calibrate` and `validate` against real databases: the throwaway PostgreSQL and
+//! MariaDB `.ci/run` makes (each on a unix socket), named by `SHARDSIM_TEST_DB` and
+//! `SHARDSIM_TEST_MYSQL`. Each test that needs a server runs once per database
+//! (`…::postgresql`, `…::mariadb`); without a server's variable when the tests are built, the
+//! test runner lists its tests as ignored, saying what they need. The error paths that need no
+//! server always run.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use mysql::prelude::Queryable;
 use postgres::{Client, NoTls};
 
 use crate::common::{shardsim, stderr};
 
-/// The tests share one server and one schema name: one at a time.
+/// The tests share the servers and one schema name: one at a time.
 static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The test server's connection string and the turn to use it, or `None` (the test is
-/// skipped, and says so).
-fn test_db(test: &str) -> Option<(String, std::sync::MutexGuard<'static, ()>)> {
-    match std::env::var("SHARDSIM_TEST_DB") {
-        Ok(conn) if !conn.is_empty() => {
-            let turn = SERVER
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            Some((conn, turn))
+/// Which database a test server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Postgres,
+    MariaDb,
+}
+
+/// A test server, and the turn to use it.
+struct Server {
+    kind: Kind,
+    conn: String,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Server {
+    /// The test server of `kind`, or `None` (the test is skipped, and says so).
+    fn of(kind: Kind, test: &str) -> Option<Server> {
+        let variable = match kind {
+            Kind::Postgres => "SHARDSIM_TEST_DB",
+            Kind::MariaDb => "SHARDSIM_TEST_MYSQL",
+        };
+        match std::env::var(variable) {
+            Ok(conn) if !conn.is_empty() => Some(Server {
+                kind,
+                conn,
+                _turn: SERVER
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            }),
+            _ => {
+                eprintln!("skipped {test}: {variable} is not set (.ci/run sets it)");
+                None
+            }
         }
-        _ => {
-            eprintln!("skipped {test}: SHARDSIM_TEST_DB is not set (.ci/run sets it)");
-            None
+    }
+
+    /// Runs administrative SQL on the server (one statement at a time on MariaDB).
+    fn execute(&self, statements: &[&str]) {
+        match self.kind {
+            Kind::Postgres => {
+                let mut client = Client::connect(&self.conn, NoTls).expect("the test server");
+                for statement in statements {
+                    client.batch_execute(statement).unwrap();
+                }
+            }
+            Kind::MariaDb => {
+                let mut conn = mysql::Conn::new(mysql::Opts::from_url(&self.conn).unwrap())
+                    .expect("the test server");
+                for statement in statements {
+                    conn.query_drop(*statement).unwrap();
+                }
+            }
+        }
+    }
+
+    fn schema_exists(&self) -> bool {
+        match self.kind {
+            Kind::Postgres => {
+                let mut client = Client::connect(&self.conn, NoTls).expect("the test server");
+                client
+                    .query_one(
+                        "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'shardsim_calibration')",
+                        &[],
+                    )
+                    .unwrap()
+                    .get(0)
+            }
+            Kind::MariaDb => {
+                let mut conn = mysql::Conn::new(mysql::Opts::from_url(&self.conn).unwrap())
+                    .expect("the test server");
+                let count: Option<i64> = conn
+                    .query_first(
+                        "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'shardsim_calibration'",
+                    )
+                    .unwrap();
+                count.unwrap_or(0) > 0
+            }
+        }
+    }
+
+    /// The connection string with a user the server does not know.
+    fn with_unknown_user(&self) -> String {
+        match self.kind {
+            Kind::Postgres => format!("{} user=no_such_role_here", self.conn),
+            Kind::MariaDb => {
+                let (_, rest) = self.conn.split_once('@').expect("a user in the URL");
+                format!("mysql://no_such_role_here@{rest}")
+            }
         }
     }
 }
 
-fn schema_exists(conn: &str) -> bool {
-    let mut client = Client::connect(conn, NoTls).expect("the test server answers");
-    client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'shardsim_calibration')",
-            &[],
-        )
-        .unwrap()
-        .get(0)
+/// Runs a test once per database: `NAME::postgresql` and `NAME::mariadb`.
+macro_rules! on_each_database {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            use super::{Kind, Server};
+
+            #[test]
+            #[cfg_attr(
+                not(shardsim_test_db),
+                ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
+            )]
+            fn postgresql() {
+                if let Some(server) = Server::of(Kind::Postgres, stringify!($name)) {
+                    super::$name(&server);
+                }
+            }
+
+            #[test]
+            #[cfg_attr(
+                not(shardsim_test_mysql),
+                ignore = "needs a MariaDB or MySQL: set SHARDSIM_TEST_MYSQL to a mysql:// URL when building the tests (.ci/run starts one)"
+            )]
+            fn mariadb() {
+                if let Some(server) = Server::of(Kind::MariaDb, stringify!($name)) {
+                    super::$name(&server);
+                }
+            }
+        }
+    )*};
 }
+
+on_each_database!(
+    calibrate_measures_fits_writes_and_leaves_nothing_behind,
+    validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind,
+    a_foreign_schema_of_the_same_name_is_refused_and_kept,
+    an_interrupted_calibration_drops_its_schema,
+    an_unknown_user_is_one_line_and_exit_3,
+);
 
 /// A short calibration: 1 and 4 rows at 1 and 4 clients, half a second each.
 fn calibrate(dir: &Path, conn: &str) -> std::process::Output {
@@ -64,20 +170,11 @@ fn calibrate(dir: &Path, conn: &str) -> std::process::Output {
     )
 }
 
-#[test]
-#[cfg_attr(
-    not(shardsim_test_db),
-    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
-)]
-fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
-    let Some((conn, _turn)) = test_db("calibrate_measures_fits_writes_and_leaves_nothing_behind")
-    else {
-        return;
-    };
+fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     let dir = tempfile::tempdir().unwrap();
-    let output = calibrate(dir.path(), &conn);
+    let output = calibrate(dir.path(), &server.conn);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(!schema_exists(&conn), "the schema is dropped at the end");
+    assert!(!server.schema_exists(), "the schema is dropped at the end");
     let out = dir.path().join("cal");
     for file in [
         "calibration.toml",
@@ -153,17 +250,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind() {
     assert!(run.status.success(), "{}", stderr(&run));
 }
 
-#[test]
-#[cfg_attr(
-    not(shardsim_test_db),
-    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
-)]
-fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind() {
-    let Some((conn, _turn)) =
-        test_db("validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind")
-    else {
-        return;
-    };
+fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind(server: &Server) {
     let dir = tempfile::tempdir().unwrap();
     // A calibration of the slow kind, so that every open stream stays light on any server.
     let calibration = dir.path().join("calibration.toml");
@@ -186,7 +273,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
         &[
             "validate",
             "--db",
-            &conn,
+            &server.conn,
             "--calibration",
             calibration.to_str().unwrap(),
             "--duration-s",
@@ -205,7 +292,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
         "{:?}: {message}",
         output.status
     );
-    assert!(!schema_exists(&conn), "the schema is dropped at the end");
+    assert!(!server.schema_exists(), "the schema is dropped at the end");
     let csv = std::fs::read_to_string(out.join("validation.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 11, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
@@ -255,51 +342,44 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
     }
 }
 
-#[test]
-#[cfg_attr(
-    not(shardsim_test_db),
-    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
-)]
-fn a_foreign_schema_of_the_same_name_is_refused_and_kept() {
-    let Some((conn, _turn)) = test_db("a_foreign_schema_of_the_same_name_is_refused_and_kept")
-    else {
-        return;
-    };
-    let mut client = Client::connect(&conn, NoTls).unwrap();
-    client
-        .batch_execute(
-            "CREATE SCHEMA shardsim_calibration; CREATE TABLE shardsim_calibration.theirs (x int)",
-        )
-        .unwrap();
+fn a_foreign_schema_of_the_same_name_is_refused_and_kept(server: &Server) {
+    match server.kind {
+        Kind::Postgres => server.execute(&[
+            "CREATE SCHEMA shardsim_calibration",
+            "CREATE TABLE shardsim_calibration.theirs (x int)",
+        ]),
+        Kind::MariaDb => server.execute(&[
+            "CREATE DATABASE shardsim_calibration",
+            "CREATE TABLE shardsim_calibration.theirs (x int)",
+        ]),
+    }
     let dir = tempfile::tempdir().unwrap();
-    let output = calibrate(dir.path(), &conn);
+    let started = std::time::Instant::now();
+    let output = calibrate(dir.path(), &server.conn);
+    let elapsed = started.elapsed();
     let message = stderr(&output);
-    client
-        .batch_execute("DROP SCHEMA shardsim_calibration CASCADE")
-        .unwrap();
+    let kept = server.schema_exists();
+    server.execute(&[match server.kind {
+        Kind::Postgres => "DROP SCHEMA shardsim_calibration CASCADE",
+        Kind::MariaDb => "DROP DATABASE shardsim_calibration",
+    }]);
+    assert!(kept, "the foreign schema is left alone");
     assert_eq!(output.status.code(), Some(3), "{message}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     assert!(
         message.contains("did not create it") && message.lines().count() == 1,
         "{message}"
     );
 }
 
-#[test]
-#[cfg_attr(
-    not(shardsim_test_db),
-    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
-)]
-fn an_interrupted_calibration_drops_its_schema() {
-    let Some((conn, _turn)) = test_db("an_interrupted_calibration_drops_its_schema") else {
-        return;
-    };
+fn an_interrupted_calibration_drops_its_schema(server: &Server) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_shardsim"))
         .current_dir(dir.path())
         .args([
             "calibrate",
             "--db",
-            &conn,
+            &server.conn,
             "--duration-s",
             "5",
             "--clients",
@@ -312,7 +392,7 @@ fn an_interrupted_calibration_drops_its_schema() {
     let mut started = false;
     for _ in 0..100 {
         std::thread::sleep(Duration::from_millis(100));
-        if schema_exists(&conn) {
+        if server.schema_exists() {
             started = true;
             break;
         }
@@ -324,24 +404,18 @@ fn an_interrupted_calibration_drops_its_schema() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(
-        !schema_exists(&conn),
+        !server.schema_exists(),
         "the interrupted run dropped its schema"
     );
 }
 
-#[test]
-#[cfg_attr(
-    not(shardsim_test_db),
-    ignore = "needs a PostgreSQL: set SHARDSIM_TEST_DB to a connection string when building the tests (.ci/run starts one)"
-)]
-fn an_unknown_role_is_one_line_and_exit_3() {
-    let Some((conn, _turn)) = test_db("an_unknown_role_is_one_line_and_exit_3") else {
-        return;
-    };
+fn an_unknown_user_is_one_line_and_exit_3(server: &Server) {
     let dir = tempfile::tempdir().unwrap();
-    let conn = format!("{conn} user=no_such_role_here");
+    let conn = server.with_unknown_user();
+    let started = std::time::Instant::now();
     let output = shardsim(dir.path(), &["calibrate", "--db", &conn, "--quiet"]);
     let message = stderr(&output);
+    assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(output.status.code(), Some(3), "{message}");
     assert!(
         message.contains("no_such_role_here") && message.lines().count() == 1,
@@ -363,6 +437,21 @@ fn an_unreachable_server_or_a_bad_string_fails_in_one_line_without_a_server() {
             "postgres://u:secret@localhost/db",
             2,
             "--db: holds a password",
+        ),
+        (
+            "mysql://x@localhost/?socket=/nonexistent/socket/dir/mysqld.sock",
+            3,
+            "cannot reach the server",
+        ),
+        (
+            "mariadb://u:secret@localhost/db",
+            2,
+            "--db: holds a password",
+        ),
+        (
+            "mysql://u@localhost/db?sockett=/x",
+            2,
+            "--db: not a MariaDB/MySQL URL",
         ),
     ];
     for (conn, code, says) in cases {
@@ -393,20 +482,24 @@ fn a_server_that_accepts_and_never_answers_is_given_up_within_the_connect_timeou
         std::thread::sleep(Duration::from_secs(30));
     });
     let dir = tempfile::tempdir().unwrap();
-    let conn = format!("host=127.0.0.1 port={port} user=x dbname=x");
-    let started = std::time::Instant::now();
-    let output = shardsim(dir.path(), &["calibrate", "--db", &conn, "--quiet"]);
-    let message = stderr(&output);
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(output.status.code(), Some(3), "{message}");
-    assert!(
-        message.contains("did not answer within 5 s") && message.lines().count() == 1,
-        "{message}"
-    );
+    for conn in [
+        format!("host=127.0.0.1 port={port} user=x dbname=x"),
+        format!("mysql://x@127.0.0.1:{port}/x"),
+    ] {
+        let started = std::time::Instant::now();
+        let output = shardsim(dir.path(), &["calibrate", "--db", &conn, "--quiet"]);
+        let message = stderr(&output);
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{conn}: {:?}",
+            started.elapsed()
+        );
+        assert_eq!(output.status.code(), Some(3), "{conn}: {message}");
+        assert!(
+            message.contains("did not answer within 5 s") && message.lines().count() == 1,
+            "{conn}: {message}"
+        );
+    }
     drop(held);
 }
 
