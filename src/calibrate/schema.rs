@@ -1,17 +1,30 @@
 //! The one schema calibration touches: `shardsim_calibration` (a database, on MariaDB and
 //! MySQL), with a marker table saying shardsim made it and a table of counter rows `(post,
 //! shard, count)`. A schema of that name without the marker is someone else's and is refused;
-//! the schema is dropped at the end, on an error and on Ctrl-C.
+//! the schema is dropped at the end, on an error and on Ctrl-C. One calibration (or
+//! validation) at a time holds the server's lock of that name while its schema exists, so a
+//! second one on the same server is refused rather than dropping the first one's tables; a run
+//! that was killed lets go of the lock with its connection, and its leftover is replaced.
 
 use super::backend::{DbFailure, Ownership, SCHEMA, Session, Target};
 use crate::interrupt::{self, Cleanup};
 
 /// The schema while it exists: dropped when this is dropped (or the process interrupted).
-#[derive(Debug)]
 pub struct OwnSchema {
     target: Target,
     dropped: bool,
     _on_interrupt: Cleanup,
+    /// The connection holding the run's lock, closed after the schema is dropped.
+    lock: Box<dyn Session>,
+}
+
+impl std::fmt::Debug for OwnSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnSchema")
+            .field("target", &self.target)
+            .field("dropped", &self.dropped)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OwnSchema {
@@ -20,6 +33,11 @@ impl OwnSchema {
     pub fn create(target: &Target, rows: u32) -> Result<OwnSchema, DbFailure> {
         let mut session = target.connect()?;
         let fail = |message: String| target.failure(message);
+        if !session.lock_the_run().map_err(fail)? {
+            return Err(target.failure(format!(
+                "another shardsim calibrate or validate is running on this server (it holds the lock {SCHEMA}): wait for it to finish"
+            )));
+        }
         match session.ownership().map_err(fail)? {
             Ownership::Absent => {}
             Ownership::Ours => session.drop_schema().map_err(fail)?,
@@ -37,12 +55,14 @@ impl OwnSchema {
                 }
             })
         };
-        let schema = OwnSchema {
+        // Made before the tables, so that tables made only in part are dropped too.
+        let mut schema = OwnSchema {
             target: target.clone(),
             dropped: false,
             _on_interrupt: on_interrupt,
+            lock: session,
         };
-        session.create_schema(rows).map_err(fail)?;
+        schema.lock.create_schema(rows).map_err(fail)?;
         Ok(schema)
     }
 

@@ -146,6 +146,7 @@ on_each_database!(
     a_foreign_schema_of_the_same_name_is_refused_and_kept,
     an_interrupted_calibration_drops_its_schema,
     an_unknown_user_is_one_line_and_exit_3,
+    a_second_calibration_on_the_same_server_is_refused_and_the_first_goes_on,
 );
 
 /// A short calibration: 1 and 4 rows at 1 and 4 clients, half a second each.
@@ -407,6 +408,50 @@ fn an_interrupted_calibration_drops_its_schema(server: &Server) {
         !server.schema_exists(),
         "the interrupted run dropped its schema"
     );
+}
+
+fn a_second_calibration_on_the_same_server_is_refused_and_the_first_goes_on(server: &Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .current_dir(dir.path())
+        .args([
+            "calibrate",
+            "--db",
+            &server.conn,
+            "--duration-s",
+            "0.5",
+            "--clients",
+            "1,2",
+            "--max-rows",
+            "2",
+            "--out",
+            "first",
+            "--quiet",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut started = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        if server.schema_exists() {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "the first calibration started");
+    let second = calibrate(dir.path(), &server.conn);
+    let message = stderr(&second);
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(second.status.code(), Some(3), "{message}");
+    assert!(
+        message.contains("another shardsim calibrate or validate is running")
+            && message.lines().count() == 1,
+        "{message}"
+    );
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(dir.path().join("first/calibration.toml").exists());
+    assert!(!server.schema_exists(), "the first run dropped its schema");
 }
 
 fn an_unknown_user_is_one_line_and_exit_3(server: &Server) {

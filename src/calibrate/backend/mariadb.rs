@@ -139,6 +139,11 @@ impl MariaDbSession {
 }
 
 impl Session for MariaDbSession {
+    fn lock_the_run(&mut self) -> Result<bool, String> {
+        let got = self.number(&format!("SELECT GET_LOCK('{SCHEMA}', 0)"))?;
+        Ok(got == Some(1))
+    }
+
     fn ownership(&mut self) -> Result<Ownership, String> {
         let exists = self.number(&format!(
             "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '{SCHEMA}'"

@@ -108,6 +108,11 @@ pub trait Database: Send + Sync {
 
 /// One open connection. Every error is the server's or the network's, in one line.
 pub trait Session: Send {
+    /// Takes the server-wide lock that one calibration at a time holds while it runs (held
+    /// until this connection closes, so a killed run lets go of it): `false` when another
+    /// connection holds it.
+    fn lock_the_run(&mut self) -> Result<bool, String>;
+
     /// Whether the schema of shardsim's name exists and is shardsim's.
     fn ownership(&mut self) -> Result<Ownership, String>;
 

@@ -111,6 +111,13 @@ struct PgSession {
 }
 
 impl Session for PgSession {
+    fn lock_the_run(&mut self) -> Result<bool, String> {
+        self.client
+            .query_one("SELECT pg_try_advisory_lock(hashtext($1))", &[&SCHEMA])
+            .map(|row| row.get(0))
+            .map_err(|err| describe(&err))
+    }
+
     fn ownership(&mut self) -> Result<Ownership, String> {
         let exists: bool = self
             .client
