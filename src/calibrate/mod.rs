@@ -438,8 +438,8 @@ fn measure_all(
 
 /// Fits the machine to the runs: the rows, CPU and flush to the closed loops (the loop
 /// measured twice fitted twice, so the fit sits between its two measurements), the herd to the
-/// loops with more clients than the design's, then the idle connection's cost to the open
-/// streams.
+/// loops with more clients than the design's, the page's scan to every closed loop, then the
+/// idle connection's cost to the open streams.
 fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
     let observations: Vec<Observation> = runs
         .closed
@@ -452,6 +452,8 @@ fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
     let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
     let machine = fit::fit_herd(&machine, &observations, &herd_runs);
+    let all: Vec<Observation> = observations.iter().chain(&herd_runs).copied().collect();
+    let machine = fit::fit_page_scan(&machine, &all);
     let streams: Vec<(OpenStream, Observation)> = runs
         .open
         .iter()

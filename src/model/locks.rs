@@ -61,6 +61,8 @@ struct KeyLocks {
     /// Earliest-free: idle rows by (release time, index), linked through `RowLock::idle_next`.
     idle_head: u32,
     idle_tail: u32,
+    /// Jobs waiting for any of its rows, or for one of them.
+    waiters: u32,
 }
 
 /// Rows a growth added to a key, at the end of the table.
@@ -154,9 +156,20 @@ impl LockTable {
         }
     }
 
+    /// The key block a line belongs to.
+    #[inline]
+    fn block_of_line(&self, line: Line) -> usize {
+        match line {
+            Line::Key(block) => block,
+            Line::Row(row) => self.rows[row as usize].block as usize,
+        }
+    }
+
     /// `job` joins `line`.
     #[inline]
     fn push_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
+        let block = self.block_of_line(line);
+        self.keys[block].waiters += 1;
         match (self.random.as_mut(), line) {
             (Some(random), Line::Key(block)) => random.keys[block].push(job, links),
             (Some(random), Line::Row(row)) => random.rows[row as usize].push(job, links),
@@ -168,6 +181,17 @@ impl LockTable {
     /// The job of `line` served next (its first, or a random one), and how many still wait.
     #[inline]
     fn pop_waiter(&mut self, line: Line, links: &mut Links) -> Option<(u32, u32)> {
+        let popped = self.pop_from_line(line, links);
+        if popped.is_some() {
+            let block = self.block_of_line(line);
+            self.keys[block].waiters -= 1;
+        }
+        popped
+    }
+
+    /// [`LockTable::pop_waiter`]'s draw from the line itself.
+    #[inline]
+    fn pop_from_line(&mut self, line: Line, links: &mut Links) -> Option<(u32, u32)> {
         match self.random.as_mut() {
             Some(random) => {
                 let bag = match line {
@@ -193,6 +217,8 @@ impl LockTable {
 
     /// `job`, in `line`, leaves it.
     fn remove_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
+        let block = self.block_of_line(line);
+        self.keys[block].waiters -= 1;
         match (self.random.as_mut(), line) {
             (Some(random), Line::Key(block)) => random.keys[block].remove(job, links),
             (Some(random), Line::Row(row)) => random.rows[row as usize].remove(job, links),
@@ -233,6 +259,7 @@ impl LockTable {
             waiting: Fifo::EMPTY,
             idle_head: offset,
             idle_tail: offset + len - 1,
+            waiters: 0,
         });
         self.block_of_key.insert(key, block as u32);
         self.max_key_rows = self.max_key_rows.max(len);
@@ -540,6 +567,17 @@ impl LockTable {
                 .max()
                 .unwrap_or(0)
         })
+    }
+
+    /// Jobs waiting for a row of `row`'s key other than `row` itself, given the `waiters`
+    /// still in `row`'s own line.
+    #[inline]
+    pub fn waiting_for_other_rows(&self, row: u32, waiters: u32) -> u32 {
+        if self.policy == Policy::EarliestFree {
+            return 0;
+        }
+        let block = self.rows[row as usize].block as usize;
+        self.keys[block].waiters - waiters
     }
 
     /// `row`'s index within its key.

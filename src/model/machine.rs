@@ -80,6 +80,10 @@ pub struct MachineModel {
     /// CPU on the shared cores for every request sent on an idle connection; 0 without
     /// `[machine]`.
     pub idle_wake_cpu: SimTime,
+    /// CPU on the shared cores that a release costs for every update waiting for another row
+    /// of the same key (a page's lock list scanned at every release, as InnoDB does); 0
+    /// without `[machine]`.
+    pub page_scan_cpu: SimTime,
     /// Shared CPU.
     pub cpu: Option<Cpu>,
     /// The WAL flush.
@@ -133,6 +137,7 @@ impl MachineModel {
             && self.wake_cpu == 0
             && self.herd_cpu == 0
             && self.idle_wake_cpu == 0
+            && self.page_scan_cpu == 0
             && self.cpu.is_none()
             && self.wal.is_none()
             && self.overhead.is_none()

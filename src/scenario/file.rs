@@ -145,6 +145,11 @@ pub struct MachineTable {
     /// CPU on the shared cores for every request sent on an idle connection (waking its
     /// server process, and the client where it runs on the same machine), ms. Default 0.
     pub idle_wake_cpu_ms: Option<f64>,
+    /// CPU on the shared cores that every release of a row costs for each update waiting for
+    /// another row of the same key, ms: a key's rows share a page, and InnoDB (MariaDB,
+    /// MySQL) scans the page's whole lock list at every release. Default 0 (PostgreSQL keeps
+    /// a line per row).
+    pub page_scan_cpu_ms: Option<f64>,
 }
 
 /// `[wal]`: the flush of the write-ahead log.

@@ -33,6 +33,10 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         machine.and_then(|m| m.idle_wake_cpu_ms),
         "machine.idle_wake_cpu_ms",
     )?;
+    let page_scan_cpu = optional_ms(
+        machine.and_then(|m| m.page_scan_cpu_ms),
+        "machine.page_scan_cpu_ms",
+    )?;
     let cpu = machine.map(resolve_cpu).transpose()?;
     let wal = file
         .wal
@@ -63,6 +67,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         wake_cpu,
         herd_cpu,
         idle_wake_cpu,
+        page_scan_cpu,
         cpu,
         wal,
         overhead,

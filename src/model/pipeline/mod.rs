@@ -95,8 +95,9 @@ enum Kind {
     Read,
     /// One row of a locking read.
     ReadPart,
-    /// The CPU of waking a released row's waiters (`[machine] wake_cpu_ms`): work on the
-    /// shared cores that belongs to no update.
+    /// The CPU of waking a released row's waiters (`[machine] wake_cpu_ms`), or of scanning
+    /// its page (`[machine] page_scan_cpu_ms`): work on the shared cores that belongs to no
+    /// update.
     Wake,
     /// The CPU of a WAL flush's leader before the write (`[wal] cpu_ms`): the flush's I/O
     /// starts when it has had a core.
@@ -1028,7 +1029,11 @@ impl<O: Observer> Pipeline<O> {
         let held = self.measured_overlap(since, self.now);
         self.locks
             .add_busy(row, u64::try_from(held).unwrap_or(u64::MAX));
-        if let Some(next) = self.locks.release(row, self.now, &mut self.links) {
+        let handover = self.locks.release(row, self.now, &mut self.links);
+        if self.machine.page_scan_cpu > 0 {
+            self.scan_page(row, handover.map_or(0, |next| next.waiters));
+        }
+        if let Some(next) = handover {
             let woken = u64::from(next.waiters) + 1;
             let taker = next.job;
             self.take_row(next);
@@ -1036,6 +1041,30 @@ impl<O: Observer> Pipeline<O> {
                 self.wake_waiters(taker, woken);
             }
         }
+    }
+
+    /// A release of `row` (with `waiters` still in its own line) scans its key's page: the
+    /// shared cores spend `page_scan_cpu` for every update waiting for another of the key's
+    /// rows.
+    #[inline(never)]
+    fn scan_page(&mut self, row: u32, waiters: u32) {
+        let others = self.locks.waiting_for_other_rows(row, waiters);
+        if others == 0 || self.cores.is_none() {
+            return;
+        }
+        let arrival = Arrival {
+            at: self.now,
+            hold: 0,
+            random_bits: 0,
+            user: 0,
+            key: 0,
+            endpoint: 0,
+        };
+        let id = self.allocate(Job {
+            cpu: self.machine.page_scan_cpu.saturating_mul(u64::from(others)),
+            ..Job::new(arrival, Kind::Wake)
+        });
+        self.enter(id, Hop::Cpu);
     }
 
     /// `woken` waiters of a released row (`taker` among them) wake and race for it: their
