@@ -44,7 +44,7 @@ pub struct Measured {
     pub tps: f64,
     /// Response times of the updates sent in the measured seconds, ns.
     pub responses: WaitStats,
-    /// WAL syncs per commit over the whole run (`None` when `pg_stat_wal` is not readable).
+    /// Log flushes per commit over the whole run (`None` when the server does not say).
     pub fsyncs_per_commit: Option<f64>,
     /// An open stream's steady p99 response, ns: the median of the p99s of its [`WINDOWS`]
     /// windows (`None` for a closed loop).

@@ -1,6 +1,7 @@
-//! `shardsim calibrate`: measure a real database (PostgreSQL, MariaDB, MySQL) under load, fit the machine model
-//! to it and write the sections a scenario includes (`calibration.toml`), every run with its
-//! fitted prediction (`calibration.csv`) and a chart of measured against fitted throughput.
+//! `shardsim calibrate`: measure a real database (PostgreSQL, MariaDB, MySQL) under load, fit
+//! the machine model to it and write the sections a scenario includes (`calibration.toml`),
+//! every run with its fitted prediction (`calibration.csv`) and a chart of measured against
+//! fitted throughput.
 //!
 //! - [`backend`]: what it needs from a database, one file per database (connection strings,
 //!   password sources, timeouts, the schema's SQL, the durability setting);
