@@ -34,6 +34,21 @@ pub struct Arrival {
     pub endpoint: u16,
 }
 
+impl Arrival {
+    /// Work the database does at `at` for no update of its own (a flush's leader, the scan
+    /// of a page): no hold, no draws, key 0.
+    pub fn machine_work(at: SimTime) -> Arrival {
+        Arrival {
+            at,
+            hold: 0,
+            random_bits: 0,
+            user: 0,
+            key: 0,
+            endpoint: 0,
+        }
+    }
+}
+
 /// What an engine simulates.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {

@@ -149,6 +149,14 @@ on_each_database!(
     a_second_calibration_on_the_same_server_is_refused_and_the_first_goes_on,
 );
 
+/// Whether the calibration schema appears within 10 s (a run started its load).
+fn schema_appears(server: &Server) -> bool {
+    (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        server.schema_exists()
+    })
+}
+
 /// A short calibration: 1 and 4 rows at 1 and 4 clients, half a second each.
 fn calibrate(dir: &Path, conn: &str) -> std::process::Output {
     let out = dir.join("cal");
@@ -390,15 +398,7 @@ fn an_interrupted_calibration_drops_its_schema(server: &Server) {
         .spawn()
         .unwrap();
     // Wait for the load to start (the schema exists), then interrupt.
-    let mut started = false;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
-        if server.schema_exists() {
-            started = true;
-            break;
-        }
-    }
-    assert!(started, "the calibration started");
+    assert!(schema_appears(server), "the calibration started");
     std::thread::sleep(Duration::from_millis(500));
     let pid = child.id().to_string();
     Command::new("kill").args(["-INT", &pid]).status().unwrap();
@@ -431,15 +431,7 @@ fn a_second_calibration_on_the_same_server_is_refused_and_the_first_goes_on(serv
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut started = false;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
-        if server.schema_exists() {
-            started = true;
-            break;
-        }
-    }
-    assert!(started, "the first calibration started");
+    assert!(schema_appears(server), "the first calibration started");
     let second = calibrate(dir.path(), &server.conn);
     let message = stderr(&second);
     let first = first.wait_with_output().unwrap();

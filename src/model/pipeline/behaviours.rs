@@ -388,12 +388,9 @@ impl<O: Observer> Pipeline<O> {
     /// so writers arriving later wait behind it).
     fn lock_rows(&mut self, key: u32) {
         let arrival = Arrival {
-            at: self.now,
-            hold: 0,
-            random_bits: 0,
-            user: 0,
             key,
             endpoint: READ_ENDPOINT,
+            ..Arrival::machine_work(self.now)
         };
         let block = self
             .locks

@@ -928,14 +928,7 @@ impl<O: Observer> Pipeline<O> {
             self.write_flush(start);
             return;
         }
-        let arrival = Arrival {
-            at: self.now,
-            hold: 0,
-            random_bits: 0,
-            user: 0,
-            key: 0,
-            endpoint: 0,
-        };
+        let arrival = Arrival::machine_work(self.now);
         let id = self.allocate(Job {
             cpu,
             ..Job::new(arrival, Kind::FlushWrite)
@@ -1052,14 +1045,7 @@ impl<O: Observer> Pipeline<O> {
         if others == 0 || self.cores.is_none() {
             return;
         }
-        let arrival = Arrival {
-            at: self.now,
-            hold: 0,
-            random_bits: 0,
-            user: 0,
-            key: 0,
-            endpoint: 0,
-        };
+        let arrival = Arrival::machine_work(self.now);
         let id = self.allocate(Job {
             cpu: self.machine.page_scan_cpu.saturating_mul(u64::from(others)),
             ..Job::new(arrival, Kind::Wake)
