@@ -119,6 +119,8 @@ pub struct LockTable {
     max_key_rows: u32,
     /// `Some` when released rows go to a random waiter.
     random: Option<Box<RandomGrants>>,
+    /// Whether each key counts its waiters ([`LockTable::count_key_waiters`]).
+    counts_waiters: bool,
 }
 
 impl LockTable {
@@ -134,6 +136,7 @@ impl LockTable {
             rows: Vec::new(),
             extents: Vec::new(),
             max_key_rows: 0,
+            counts_waiters: false,
             random: (order == GrantOrder::Random).then(|| {
                 Box::new(RandomGrants {
                     keys: Vec::new(),
@@ -156,6 +159,28 @@ impl LockTable {
         }
     }
 
+    /// Counts, from now on, the jobs waiting for each key's rows (for
+    /// [`LockTable::waiting_for_other_rows`]); off by default, so that queueing costs nothing
+    /// more where nobody reads the count. Call it before the first request.
+    pub fn count_key_waiters(&mut self) {
+        self.counts_waiters = true;
+    }
+
+    /// Counts a job joining (`joins`) or leaving `line` among its key's waiters, when they
+    /// are counted.
+    #[inline]
+    fn count_waiter(&mut self, line: Line, joins: bool) {
+        if self.counts_waiters {
+            let block = self.block_of_line(line);
+            let waiters = &mut self.keys[block].waiters;
+            if joins {
+                *waiters += 1;
+            } else {
+                *waiters -= 1;
+            }
+        }
+    }
+
     /// The key block a line belongs to.
     #[inline]
     fn block_of_line(&self, line: Line) -> usize {
@@ -168,8 +193,7 @@ impl LockTable {
     /// `job` joins `line`.
     #[inline]
     fn push_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
-        let block = self.block_of_line(line);
-        self.keys[block].waiters += 1;
+        self.count_waiter(line, true);
         match (self.random.as_mut(), line) {
             (Some(random), Line::Key(block)) => random.keys[block].push(job, links),
             (Some(random), Line::Row(row)) => random.rows[row as usize].push(job, links),
@@ -183,8 +207,7 @@ impl LockTable {
     fn pop_waiter(&mut self, line: Line, links: &mut Links) -> Option<(u32, u32)> {
         let popped = self.pop_from_line(line, links);
         if popped.is_some() {
-            let block = self.block_of_line(line);
-            self.keys[block].waiters -= 1;
+            self.count_waiter(line, false);
         }
         popped
     }
@@ -217,8 +240,7 @@ impl LockTable {
 
     /// `job`, in `line`, leaves it.
     fn remove_waiter(&mut self, line: Line, job: u32, links: &mut Links) {
-        let block = self.block_of_line(line);
-        self.keys[block].waiters -= 1;
+        self.count_waiter(line, false);
         match (self.random.as_mut(), line) {
             (Some(random), Line::Key(block)) => random.keys[block].remove(job, links),
             (Some(random), Line::Row(row)) => random.rows[row as usize].remove(job, links),
@@ -570,9 +592,10 @@ impl LockTable {
     }
 
     /// Jobs waiting for a row of `row`'s key other than `row` itself, given the `waiters`
-    /// still in `row`'s own line.
+    /// still in `row`'s own line (counted once [`LockTable::count_key_waiters`] is on).
     #[inline]
     pub fn waiting_for_other_rows(&self, row: u32, waiters: u32) -> u32 {
+        debug_assert!(self.counts_waiters, "the waiters are counted");
         if self.policy == Policy::EarliestFree {
             return 0;
         }

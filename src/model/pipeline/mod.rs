@@ -356,6 +356,9 @@ impl<O: Observer> Pipeline<O> {
             machine,
             config,
         };
+        if pipeline.machine.page_scan_cpu > 0 {
+            pipeline.locks.count_key_waiters();
+        }
         pipeline.schedule_batching();
         pipeline.schedule_reconcile(0);
         pipeline
