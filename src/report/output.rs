@@ -10,7 +10,8 @@
 //!
 //! Temporary names carry the host, the process id and a random token, and hold a stamp file,
 //! so two writers on different machines never take each other's, and a leftover is removed
-//! only when the same host shows that its process is gone. On Linux the finished folder is
+//! only when the same host shows that its process is gone. A second writer of a folder that
+//! another run is writing is refused, naming that run's host, process and temporary folder. On Linux the finished folder is
 //! swapped with the previous one in one atomic exchange.
 
 use std::collections::BTreeSet;
@@ -52,6 +53,7 @@ impl Staging {
         fs::create_dir_all(&parent)
             .map_err(|err| IoFailure::new(target, format!("cannot create the folder: {err}")))?;
         recover_leftovers(&parent, &name, target);
+        refuse_another_writer(&parent, &name, target)?;
         check_replaceable(target)?;
         let temp = parent.join(temporary_name(&name, Kind::Partial));
         // Registered before it exists, so a signal at any moment from here removes it.
@@ -329,6 +331,41 @@ fn recover_leftovers(parent: &Path, name: &str, target: &Path) {
     remove_stale(parent, name);
 }
 
+/// Refuses to write `target` while another run writes it: a temporary folder of `name` that
+/// is not a dead run's of this host (those are gone by now) belongs to a live run here or to a
+/// run on another host, whose liveness this host cannot see.
+fn refuse_another_writer(parent: &Path, name: &str, target: &Path) -> Result<(), IoFailure> {
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Ok(());
+    };
+    let prefix = format!(".{name}{PARTIAL}");
+    for entry in entries.filter_map(|entry| entry.ok()) {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if !file_name.starts_with(&prefix) || !path.is_dir() || !path.join(STAMP).is_file() {
+            continue;
+        }
+        let stamp = fs::read_to_string(path.join(STAMP)).unwrap_or_default();
+        let field = |key: &str| {
+            stamp
+                .lines()
+                .find_map(|line| line.strip_prefix(key))
+                .map_or("?".to_owned(), |value| value.trim().to_owned())
+        };
+        return Err(IoFailure::new(
+            target,
+            format!(
+                "another shardsim is writing this folder (host {}, process {}, into {}): wait for it to end, \
+                 or remove that folder if that run is gone",
+                field("host "),
+                field("pid "),
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Removes temporary siblings of `name` left on this host by processes that no longer run.
 fn remove_stale(parent: &Path, name: &str) {
     let Ok(entries) = fs::read_dir(parent) else {
@@ -552,7 +589,9 @@ mod tests {
             fs::create_dir(dir.path().join(name)).unwrap();
             fs::write(dir.path().join(name).join("thesis.tex"), b"years").unwrap();
         }
-        commit_one(&dir.path().join("out"), "summary.csv");
+        // Another host's run may still be writing: refused, naming its folder.
+        let refused = Staging::prepare(&dir.path().join("out")).unwrap_err();
+        assert!(refused.to_string().contains(&elsewhere), "{refused}");
         let left = names(dir.path());
         assert!(!left.contains(&dead), "{left:?}");
         assert!(
@@ -561,6 +600,11 @@ mod tests {
         );
         for name in users {
             assert!(left.iter().any(|n| n == name), "{name} kept: {left:?}");
+        }
+        fs::remove_dir_all(dir.path().join(&elsewhere)).unwrap();
+        commit_one(&dir.path().join("out"), "summary.csv");
+        for name in users {
+            assert!(dir.path().join(name).join("thesis.tex").is_file(), "{name}");
         }
     }
 

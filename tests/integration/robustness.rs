@@ -262,6 +262,32 @@ fn a_dead_runs_temporary_folder_is_cleaned_by_the_next_run() {
 }
 
 #[test]
+fn a_second_writer_of_a_folder_is_refused_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    // Another host's run writing `out` (on a shared file system): this host cannot tell whether
+    // it still runs, so it neither removes its folder nor writes beside it.
+    let other = dir.path().join(".out.partial.node-7.4242.0000abcd");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join(".shardsim-staging"), "host node-7\npid 4242\n").unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{message}");
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+    assert!(
+        message
+            .contains("another shardsim is writing this folder (host node-7, process 4242, into")
+            && message.contains(".out.partial.node-7.4242.0000abcd"),
+        "{message}"
+    );
+    assert!(other.is_dir() && !dir.path().join("out").exists());
+    // Once that run's folder is gone (it ended, or the user removed it), the run goes ahead.
+    fs::remove_dir_all(&other).unwrap();
+    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
 fn writes_no_inf_or_nan_for_a_zero_hold_or_a_run_without_arrivals() {
     let dir = tempfile::tempdir().unwrap();
     let zero = GOOD.replace("ms = 1", "ms = 0");
