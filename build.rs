@@ -1,12 +1,14 @@
-//! Tells the tests whether a PostgreSQL and a MariaDB (or MySQL) are at hand: with
-//! `SHARDSIM_TEST_DB` (`SHARDSIM_TEST_MYSQL`) set when the tests are built, that database's
-//! tests run; without it the test runner lists them as ignored, saying what they need.
+//! Tells the tests whether a PostgreSQL, a MariaDB (or MySQL) and a Slurm are at hand: with
+//! `SHARDSIM_TEST_DB` (`SHARDSIM_TEST_MYSQL`, `SHARDSIM_TEST_SLURM`) set when the tests are
+//! built, those tests run; without it the test runner lists them as ignored, saying what they
+//! need.
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     for (variable, cfg) in [
         ("SHARDSIM_TEST_DB", "shardsim_test_db"),
         ("SHARDSIM_TEST_MYSQL", "shardsim_test_mysql"),
+        ("SHARDSIM_TEST_SLURM", "shardsim_test_slurm"),
     ] {
         println!("cargo::rerun-if-env-changed={variable}");
         println!("cargo::rustc-check-cfg=cfg({cfg})");

@@ -7,6 +7,7 @@
 //! exhausting the machine.
 
 use std::mem::size_of;
+use std::path::Path;
 
 use crate::error::InputError;
 use crate::model::machine::GrantOrder;
@@ -74,17 +75,120 @@ pub struct Estimate {
     pub requests: f64,
 }
 
-/// The default memory budget: half of the machine's memory (`MemTotal` of `/proc/meminfo`).
-pub fn default_budget() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib * 1024 / 2)
-        })
-        .unwrap_or(FALLBACK_BUDGET)
+/// A memory budget, and where it comes from (named when a run is refused).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Bytes a run may take.
+    pub bytes: u64,
+    /// What set it: `--max-memory`, or the default's binding limit.
+    pub source: String,
 }
+
+impl Budget {
+    /// `--max-memory` when given, else the [`default_budget`].
+    pub fn of(flag: Option<u64>) -> Budget {
+        match flag {
+            Some(bytes) => Budget {
+                bytes,
+                source: "--max-memory".into(),
+            },
+            None => default_budget(),
+        }
+    }
+}
+
+/// The default memory budget: the least of half of the machine's memory (`MemTotal` of
+/// `/proc/meminfo`), the memory limit of this process's cgroup (a container's or a scheduler's
+/// task's) and the memory Slurm gave this job (`SLURM_MEM_PER_NODE`, or `SLURM_MEM_PER_CPU` ×
+/// `SLURM_CPUS_ON_NODE`, in MiB).
+pub fn default_budget() -> Budget {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let env = |name: &str| std::env::var(name).ok();
+    budget_from(meminfo.as_deref(), cgroup_memory_limit(), &env)
+}
+
+/// [`default_budget`] from what it reads.
+fn budget_from(
+    meminfo: Option<&str>,
+    cgroup_limit: Option<u64>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Budget {
+    let half = meminfo.and_then(|text| {
+        let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024 / 2)
+    });
+    let mut budget = Budget {
+        bytes: half.unwrap_or(FALLBACK_BUDGET),
+        source: "the default --max-memory (half of this machine's memory)".into(),
+    };
+    let mut lower = |bytes: u64, source: String| {
+        if bytes < budget.bytes {
+            budget = Budget { bytes, source };
+        }
+    };
+    if let Some(limit) = cgroup_limit {
+        lower(
+            limit,
+            "the default --max-memory (this process's cgroup memory limit)".into(),
+        );
+    }
+    let mib = |name: &str| env(name)?.trim().parse::<u64>().ok().filter(|&m| m > 0);
+    let slurm = mib("SLURM_MEM_PER_NODE")
+        .map(|m| (m, "SLURM_MEM_PER_NODE"))
+        .or_else(|| {
+            let cpus = mib("SLURM_CPUS_ON_NODE").unwrap_or(1);
+            mib("SLURM_MEM_PER_CPU").map(|m| (m.saturating_mul(cpus), "SLURM_MEM_PER_CPU"))
+        });
+    if let Some((mib, name)) = slurm {
+        lower(
+            mib.saturating_mul(1 << 20),
+            format!("the default --max-memory (the Slurm job's memory, {name})"),
+        );
+    }
+    budget
+}
+
+/// The memory limit of this process's cgroup: the least `memory.max` (cgroup v2) or
+/// `memory.limit_in_bytes` (v1) of its cgroup and those above it, as `/proc/self/cgroup`
+/// names them under `/sys/fs/cgroup`; none when unlimited or unreadable.
+fn cgroup_memory_limit() -> Option<u64> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let root = Path::new("/sys/fs/cgroup");
+    let mut least: Option<u64> = None;
+    for line in membership.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (base, file) = if controllers.is_empty() {
+            (root.to_path_buf(), "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (root.join("memory"), "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        let mut folder = base.join(path.trim_start_matches('/'));
+        loop {
+            let limit = std::fs::read_to_string(folder.join(file))
+                .ok()
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .filter(|&bytes| bytes < UNLIMITED_CGROUP);
+            if let Some(limit) = limit {
+                least = Some(least.map_or(limit, |l| l.min(limit)));
+            }
+            if folder == base || !folder.pop() {
+                break;
+            }
+        }
+    }
+    least
+}
+
+/// cgroup v1 writes "no limit" as a page-rounded `i64::MAX`; anything this large is none.
+const UNLIMITED_CGROUP: u64 = 1 << 60;
 
 /// Requests expected over a rate profile.
 fn over_segments(segments: &[RateSegment]) -> f64 {
@@ -280,7 +384,7 @@ pub fn admit_grid(
     path: &std::path::Path,
     estimates: &[Estimate],
     threads: usize,
-    budget: u64,
+    budget: &Budget,
 ) -> Result<(), InputError> {
     let requests: f64 = estimates.iter().map(|e| e.requests).sum();
     if requests > MAX_REQUESTS {
@@ -302,16 +406,17 @@ pub fn admit_grid(
         .map(|e| e.fixed_bytes + e.live_engines * MIN_QUEUED * e.queued_bytes)
         .max()
         .unwrap_or(0);
-    if largest.saturating_mul(in_flight) > budget {
+    if largest.saturating_mul(in_flight) > budget.bytes {
         return Err(InputError::scenario(
             path,
             "sweep",
             format!(
-                "up to {in_flight} configurations may run at once, needing about {} of memory ({} each), more than {}; \
+                "up to {in_flight} configurations may run at once, needing about {} of memory ({} each), more than {} of {}; \
                  use fewer --threads, split the sweep with --partition K/M, or raise --max-memory",
                 human_bytes(largest.saturating_mul(in_flight)),
                 human_bytes(largest),
-                human_bytes(budget)
+                budget.source,
+                human_bytes(budget.bytes)
             ),
         ));
     }
@@ -320,17 +425,12 @@ pub fn admit_grid(
 
 /// Checks `estimate` against the memory `budget` and the work limit, and returns how many
 /// requests each shard count may hold queued.
-pub fn admit(
-    scenario: &Scenario,
-    estimate: &Estimate,
-    budget: u64,
-    budget_flag: bool,
-) -> Result<u64, InputError> {
-    let source = if budget_flag {
-        "--max-memory"
-    } else {
-        "the default --max-memory (half of this machine's memory)"
-    };
+pub fn admit(scenario: &Scenario, estimate: &Estimate, budget: &Budget) -> Result<u64, InputError> {
+    let Budget {
+        bytes: budget,
+        source,
+    } = budget;
+    let budget = *budget;
     if estimate.requests > MAX_REQUESTS {
         return Err(InputError::scenario(
             &scenario.path,
@@ -398,16 +498,49 @@ mod tests {
     }
 
     #[test]
+    fn the_default_budget_is_the_least_of_half_the_machine_the_cgroup_and_slurm() {
+        let meminfo = "MemTotal:       16777216 kB\nMemFree: 1 kB\n";
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let none = vars(&[]);
+        let half = budget_from(Some(meminfo), None, &none);
+        assert_eq!(half.bytes, 8 << 30);
+        assert!(half.source.contains("half of this machine"), "{half:?}");
+        let cgroup = budget_from(Some(meminfo), Some(4 << 30), &none);
+        assert_eq!(cgroup.bytes, 4 << 30);
+        assert!(cgroup.source.contains("cgroup"), "{cgroup:?}");
+        let per_node = vars(&[("SLURM_MEM_PER_NODE", "2048")]);
+        let slurm = budget_from(Some(meminfo), Some(4 << 30), &per_node);
+        assert_eq!(slurm.bytes, 2 << 30);
+        assert!(slurm.source.contains("SLURM_MEM_PER_NODE"), "{slurm:?}");
+        let per_cpu = vars(&[("SLURM_MEM_PER_CPU", "1000"), ("SLURM_CPUS_ON_NODE", "2")]);
+        assert_eq!(budget_from(Some(meminfo), None, &per_cpu).bytes, 2000 << 20);
+        // A larger limit than half the machine does not raise the budget.
+        let big = vars(&[("SLURM_MEM_PER_NODE", "65536")]);
+        assert_eq!(
+            budget_from(Some(meminfo), Some(64 << 30), &big).bytes,
+            8 << 30
+        );
+        assert_eq!(budget_from(None, None, &none).bytes, FALLBACK_BUDGET);
+    }
+
+    #[test]
     fn a_run_over_the_budget_is_refused_naming_the_field() {
         let big = scenario(3, 0.0001);
-        let err = admit(&big, &estimate(&big, 2), 4 << 30, true).unwrap_err();
+        let err = admit(&big, &estimate(&big, 2), &Budget::of(Some(4 << 30))).unwrap_err();
         let text = err.to_string();
         assert!(
             text.contains("window_s") && text.contains("--max-memory"),
             "{text}"
         );
         let small = scenario(1, 1.0);
-        let limit = admit(&small, &estimate(&small, 2), 4 << 30, true).unwrap();
+        let limit = admit(&small, &estimate(&small, 2), &Budget::of(Some(4 << 30))).unwrap();
         assert_eq!(limit, MAX_QUEUED, "a small run leaves the full queue limit");
     }
 }

@@ -45,13 +45,19 @@ pub enum Command {
 /// Flags of `shardsim merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The slices' output folders, one per slice, in any order.
+    /// The slices' output folders, one per slice, in any order, or the folder that holds them
+    /// as slice-0, slice-1, … (the deploy scripts' parts/).
     #[arg(required = true, value_name = "PART_DIR")]
     pub parts: Vec<PathBuf>,
 
     /// The merged output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+
+    /// The command that re-runs slices given their numbers (comma-separated, appended): named
+    /// with the missing slices when some are (the deploy scripts pass their own).
+    #[arg(long, value_name = "COMMAND")]
+    pub rerun: Option<String>,
 
     /// Print nothing on success.
     #[arg(long, short)]
@@ -169,7 +175,8 @@ pub struct ScenarioFlags {
     #[arg(long, value_name = "N", value_parser = values::threads)]
     pub threads: Option<usize>,
 
-    /// Most memory the run may use, e.g. 4GiB or 512MiB [default: half of the machine's memory].
+    /// Most memory the run may use, e.g. 4GiB or 512MiB [default: the least of half of the
+    /// machine's memory, this process's cgroup limit and the memory Slurm gave the job].
     /// A run estimated to need more is refused before it starts.
     #[arg(long, value_name = "SIZE", value_parser = values::memory)]
     pub max_memory: Option<u64>,
@@ -216,9 +223,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub events: bool,
 
-    /// Run only slice K of M of a [sweep]'s configurations (e.g. 3/8), or take K and M from
-    /// a job array: auto (Slurm's SLURM_ARRAY_TASK_ID/COUNT, or Kubernetes'
-    /// JOB_COMPLETION_INDEX with auto/M or SHARDSIM_PARTITIONS). Join slices with merge.
+    /// Run only slice K of M of a [sweep]'s units, K from 0 (e.g. 3/8), or K from a
+    /// scheduler: auto/M (Slurm's SLURM_ARRAY_TASK_ID or Kubernetes' JOB_COMPLETION_INDEX;
+    /// auto alone takes M from SHARDSIM_PARTITIONS). Join slices with merge.
     #[arg(long, value_name = "K/M|auto")]
     pub partition: Option<String>,
 

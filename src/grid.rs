@@ -56,7 +56,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
         grid,
         run,
         Partition {
-            slice: 1,
+            slice: 0,
             slices: 1,
         },
     )?;
@@ -160,7 +160,13 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
 
 /// Joins the slices in `parts` into `out_dir`: byte for byte the output of the run that was
 /// partitioned. The scenario is reloaded from where the slices ran it, and must be unchanged.
-pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<()> {
+/// Missing slices are named with `rerun`, the command that re-runs slices given their numbers.
+pub fn merge(
+    parts: &[PathBuf],
+    out_dir: &Path,
+    rerun: Option<&str>,
+    print: bool,
+) -> anyhow::Result<()> {
     if let Some(part) = parts.iter().find(|part| overlaps(out_dir, part)) {
         return Err(InputError::flag(
             "--out",
@@ -172,7 +178,7 @@ pub fn merge(parts: &[PathBuf], out_dir: &Path, print: bool) -> anyhow::Result<(
         )
         .into());
     }
-    let slices = partition::read_slices(parts)?;
+    let slices = partition::read_slices(parts, rerun)?;
     let head = &slices.manifest;
     let path = &head.scenario_path;
     let text = crate::input::read_text(

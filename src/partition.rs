@@ -2,8 +2,9 @@
 //! array on Slurm or a Kubernetes Indexed Job — and `shardsim merge` joins them.
 //!
 //! The units of work are the grid's configurations × replications, in grid order (each
-//! configuration's replications together). Slice K of M holds the units whose index is K − 1
-//! modulo M: a stable assignment that depends on nothing but the grid (not on threads,
+//! configuration's replications together). Slice K of M (K from 0, as a job array's task
+//! index and an Indexed Job's completion index count) holds the units whose index is K modulo
+//! M: a stable assignment that depends on nothing but the grid (not on threads,
 //! machines or timing), and that spreads neighbouring, similarly expensive units over the
 //! slices. A slice's folder holds its units' runs (`runs.jsonl`: every shard count's results,
 //! histograms included, as the single run keeps them) and `partition.json`, which names the
@@ -22,10 +23,11 @@ use crate::error::InputError;
 /// The manifest's file name in a slice's folder.
 pub const MANIFEST: &str = "partition.json";
 
-/// Slice `slice` (1-based) of `slices`.
+/// Slice `slice` of `slices`, numbered from 0 as Slurm's array tasks and Kubernetes'
+/// completion indexes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
-    /// Which slice, 1 … `slices`.
+    /// Which slice, 0 … `slices` − 1.
     pub slice: usize,
     /// How many slices.
     pub slices: usize,
@@ -35,10 +37,10 @@ pub struct Partition {
 pub const MAX_SLICES: usize = 1_000_000;
 
 impl Partition {
-    /// Parses `K/M`, or `auto` (`auto/M`) from a scheduler's environment, looked up by `env`:
-    /// Slurm's `SLURM_ARRAY_TASK_ID` (less `SLURM_ARRAY_TASK_MIN`, default 0) and
-    /// `SLURM_ARRAY_TASK_COUNT`, or Kubernetes' `JOB_COMPLETION_INDEX` (0-based) with the count
-    /// from `auto/M` or `SHARDSIM_PARTITIONS`.
+    /// Parses `K/M` (K from 0 to M − 1), or `auto` / `auto/M`: K from a scheduler's task index,
+    /// looked up by `env` — Slurm's `SLURM_ARRAY_TASK_ID` or Kubernetes' `JOB_COMPLETION_INDEX` —
+    /// and M from `auto/M` or `SHARDSIM_PARTITIONS`. A job array's own task count is never taken
+    /// for M: re-running one task of a sweep makes an array of one.
     pub fn parse(
         text: &str,
         env: &dyn Fn(&str) -> Option<String>,
@@ -52,54 +54,30 @@ impl Partition {
         };
         let (slice, slices) = if let Some(rest) = text.strip_prefix("auto") {
             let count = match rest.strip_prefix('/') {
-                Some(m) => Some(number("the count after auto/", m)?),
-                None if rest.is_empty() => None,
+                Some(m) => number("the count after auto/", m)?,
+                None if rest.is_empty() => match env("SHARDSIM_PARTITIONS") {
+                    Some(m) => number("SHARDSIM_PARTITIONS", &m)?,
+                    None => {
+                        return Err(flag(
+                            "auto needs the slice count: auto/M, or SHARDSIM_PARTITIONS=M (a job array's task count is not it: a re-run of one task is an array of one)".into(),
+                        ));
+                    }
+                },
                 None => return Err(flag(format!("{text:?} is not K/M, auto or auto/M"))),
             };
-            if let Some(id) = env("SLURM_ARRAY_TASK_ID") {
-                let id = number("SLURM_ARRAY_TASK_ID", &id)?;
-                let min = env("SLURM_ARRAY_TASK_MIN")
-                    .map(|m| number("SLURM_ARRAY_TASK_MIN", &m))
-                    .transpose()?
-                    .unwrap_or(0);
-                let total = match (count, env("SLURM_ARRAY_TASK_COUNT")) {
-                    (Some(m), _) => m,
-                    (None, Some(m)) => number("SLURM_ARRAY_TASK_COUNT", &m)?,
-                    (None, None) => {
-                        return Err(flag(
-                            "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; use auto/M".into(),
-                        ));
-                    }
-                };
-                (
-                    id.checked_sub(min).map(|k| k + 1).ok_or_else(|| {
-                        flag(format!(
-                            "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
-                        ))
-                    })?,
-                    total,
-                )
-            } else if let Some(index) = env("JOB_COMPLETION_INDEX") {
-                let index = number("JOB_COMPLETION_INDEX", &index)?;
-                let total = match (count, env("SHARDSIM_PARTITIONS")) {
-                    (Some(m), _) => m,
-                    (None, Some(m)) => number("SHARDSIM_PARTITIONS", &m)?,
-                    (None, None) => {
-                        return Err(flag(
-                            "JOB_COMPLETION_INDEX is set but not the count: use auto/M or set SHARDSIM_PARTITIONS to the Job's completions".into(),
-                        ));
-                    }
-                };
-                (index + 1, total)
-            } else {
+            let index = ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"]
+                .into_iter()
+                .find_map(|name| env(name).map(|value| (name, value)));
+            let Some((name, value)) = index else {
                 return Err(flag(
                     "auto needs a scheduler's task index: SLURM_ARRAY_TASK_ID (Slurm job array) or JOB_COMPLETION_INDEX (Kubernetes Indexed Job); neither is set".into(),
                 ));
-            }
+            };
+            (number(name, &value)?, count)
         } else {
             let Some((k, m)) = text.split_once('/') else {
                 return Err(flag(format!(
-                    "{text:?} is not K/M (e.g. 3/8), auto or auto/M"
+                    "{text:?} is not K/M (e.g. 3/8: slice 3 of 8, numbered from 0), auto or auto/M"
                 )));
             };
             (number("K", k)?, number("M", m)?)
@@ -109,15 +87,18 @@ impl Partition {
                 "the slice count must be from 1 to {MAX_SLICES}, got {slices}"
             )));
         }
-        if slice == 0 || slice > slices {
-            return Err(flag(format!("slice {slice} is outside 1 … {slices}")));
+        if slice >= slices {
+            return Err(flag(format!(
+                "slice {slice} is outside 0 … {} (slices are numbered from 0, as job array and completion indexes are)",
+                slices - 1
+            )));
         }
         Ok(Partition { slice, slices })
     }
 
-    /// Whether this slice holds the configuration at grid position `index`.
+    /// Whether this slice holds the unit at grid position `index`.
     pub fn holds(&self, index: usize) -> bool {
-        index % self.slices == self.slice - 1
+        index % self.slices == self.slice
     }
 }
 
@@ -139,7 +120,7 @@ pub struct Manifest {
     pub fingerprint: String,
     /// The seed.
     pub seed: u64,
-    /// Which slice, 1-based.
+    /// Which slice, from 0.
     pub slice: usize,
     /// How many slices.
     pub slices: usize,
@@ -201,24 +182,24 @@ pub struct Slices {
     pub first: PathBuf,
 }
 
-/// Reads the slices in `folders`: refuses a folder that is not a slice, slices of different
-/// scenarios, seeds, versions or slice counts, a slice given twice and a missing slice.
-pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
-    let by_slice = manifests_by_slice(folders)?;
+/// Reads the slices in `folders` — each a slice's folder, or a folder of them (`parts/`, its
+/// `slice-*` folders) — and refuses a folder that is not a slice, slices of different
+/// scenarios, seeds, versions or slice counts, and a slice given twice. Missing slices are
+/// named all at once, by the numbers a re-run takes, after `rerun` when it is given (the
+/// command that re-runs slices, given their numbers).
+pub fn read_slices(folders: &[PathBuf], rerun: Option<&str>) -> Result<Slices, InputError> {
+    let folders = expand_parts(folders)?;
+    let by_slice = manifests_by_slice(&folders)?;
     let Some((_, (first, head))) = by_slice.iter().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
     let (first, head) = (first.clone(), head.clone());
-    if let Some(missing) = (1..=head.slices).find(|k| !by_slice.contains_key(k)) {
-        return Err(InputError::flag(
-            "merge",
-            format!(
-                "slice {missing} of {} is missing ({} of {} given): merge every slice",
-                head.slices,
-                by_slice.len(),
-                head.slices
-            ),
-        ));
+    let missing: Vec<String> = (0..head.slices)
+        .filter(|k| !by_slice.contains_key(k))
+        .map(|k| k.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing_slices(&missing, &head, rerun));
     }
     let mut units = Vec::with_capacity(head.units);
     for (folder, manifest) in by_slice.values() {
@@ -250,6 +231,70 @@ pub fn read_slices(folders: &[PathBuf]) -> Result<Slices, InputError> {
         units,
         first,
     })
+}
+
+/// The folder name of slice `k` in a folder of slices, as the deploy scripts write it.
+pub fn slice_folder_name(k: usize) -> String {
+    format!("slice-{k}")
+}
+
+/// `folders` with each folder of slices (no manifest of its own, `slice-*` folders inside)
+/// replaced by those slices' folders.
+fn expand_parts(folders: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut expanded = Vec::with_capacity(folders.len());
+    for folder in folders {
+        if folder.join(MANIFEST).exists() || !folder.is_dir() {
+            expanded.push(folder.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(folder)
+            .map_err(|err| InputError::file(folder, format!("cannot be read: {err}")))?;
+        let mut slices: Vec<PathBuf> = entries
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                name.strip_prefix("slice-")
+                    .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .map(|entry| entry.path())
+            .collect();
+        if slices.is_empty() {
+            // Not a folder of slices either: read_manifest names what it lacks.
+            expanded.push(folder.clone());
+            continue;
+        }
+        slices.sort();
+        expanded.extend(slices);
+    }
+    Ok(expanded)
+}
+
+/// The refusal that names every missing slice, and how to re-run them.
+fn missing_slices(missing: &[String], head: &Manifest, rerun: Option<&str>) -> InputError {
+    let given = head.slices - missing.len();
+    let which = match missing {
+        [one] => format!("slice {one} of {} is missing", head.slices),
+        several => format!(
+            "slices {} of {} are missing",
+            several.join(", "),
+            head.slices
+        ),
+    };
+    let how = match rerun {
+        Some(command) => format!("re-run them: {command} {}", missing.join(",")),
+        None => format!(
+            "re-run each (shardsim run … --partition K/{}) and merge again",
+            head.slices
+        ),
+    };
+    InputError::flag(
+        "merge",
+        format!(
+            "{which} ({given} given; slices are numbered 0 … {}): {how}",
+            head.slices - 1
+        ),
+    )
 }
 
 /// Every folder's manifest by its slice number: all of one run, each slice once.
@@ -318,7 +363,11 @@ fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
 /// recorded when the slice wrote it (edited, cut short or swapped since).
 fn read_units(folder: &Path, manifest: &Manifest) -> Result<Vec<UnitRuns>, InputError> {
     let path = folder.join(RUNS);
-    let text = crate::input::read_text(&path, crate::budget::default_budget(), "a slice's runs")?;
+    let text = crate::input::read_text(
+        &path,
+        crate::budget::default_budget().bytes,
+        "a slice's runs",
+    )?;
     if fingerprint(&[&text]) != manifest.runs_fingerprint {
         return Err(InputError::file(
             &path,
@@ -351,52 +400,58 @@ mod tests {
     }
 
     #[test]
-    fn explicit_slices_parse_and_hold_every_mth_configuration() {
-        let p = Partition::parse("3/7", &env(&[])).unwrap();
+    fn explicit_slices_count_from_zero_and_hold_every_mth_unit() {
+        let p = Partition::parse("2/7", &env(&[])).unwrap();
         assert_eq!(
             p,
             Partition {
-                slice: 3,
+                slice: 2,
                 slices: 7
             }
         );
         let held: Vec<usize> = (0..20).filter(|&i| p.holds(i)).collect();
         assert_eq!(held, [2, 9, 16]);
-        for bad in ["0/3", "4/3", "1/0", "x/2", "3", "auto/x"] {
+        for bad in ["3/3", "4/3", "0/0", "x/2", "3", "auto/x", "-1/3"] {
             assert!(Partition::parse(bad, &env(&[])).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn auto_reads_slurm_and_kubernetes() {
+    fn auto_takes_the_index_from_the_scheduler_and_the_count_from_the_user() {
         let slurm = env(&[
             ("SLURM_ARRAY_TASK_ID", "5"),
             ("SLURM_ARRAY_TASK_COUNT", "8"),
         ]);
         assert_eq!(
-            Partition::parse("auto", &slurm).unwrap(),
+            Partition::parse("auto/8", &slurm).unwrap(),
             Partition {
-                slice: 6,
+                slice: 5,
                 slices: 8
             }
         );
-        let from_one = env(&[
-            ("SLURM_ARRAY_TASK_ID", "1"),
-            ("SLURM_ARRAY_TASK_MIN", "1"),
-            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        // A re-run of task 7 alone: Slurm says MIN 7, COUNT 1; the slice is still 7 of 16.
+        let rerun = env(&[
+            ("SLURM_ARRAY_TASK_ID", "7"),
+            ("SLURM_ARRAY_TASK_MIN", "7"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SHARDSIM_PARTITIONS", "16"),
         ]);
         assert_eq!(
-            Partition::parse("auto", &from_one).unwrap(),
+            Partition::parse("auto", &rerun).unwrap(),
             Partition {
-                slice: 1,
-                slices: 4
+                slice: 7,
+                slices: 16
             }
         );
+        let err = Partition::parse("auto", &slurm).unwrap_err().to_string();
+        assert!(err.contains("auto/M"), "{err}");
+        let past = Partition::parse("auto/4", &slurm).unwrap_err().to_string();
+        assert!(past.contains("outside 0 … 3"), "{past}");
         let k8s = env(&[("JOB_COMPLETION_INDEX", "0")]);
         assert_eq!(
             Partition::parse("auto/3", &k8s).unwrap(),
             Partition {
-                slice: 1,
+                slice: 0,
                 slices: 3
             }
         );
@@ -404,12 +459,15 @@ mod tests {
         assert_eq!(
             Partition::parse("auto", &k8s_env).unwrap(),
             Partition {
-                slice: 3,
+                slice: 2,
                 slices: 3
             }
         );
         assert!(Partition::parse("auto", &k8s).is_err(), "a count is needed");
-        assert!(Partition::parse("auto", &env(&[])).is_err(), "no scheduler");
+        assert!(
+            Partition::parse("auto/3", &env(&[])).is_err(),
+            "no scheduler"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     match Scenario::parse(Path::new("fuzz.toml"), &text, &Overrides::default()) {
         Ok(scenario) => {
             let estimate = budget::estimate(&scenario, 2);
-            let _ = budget::admit(&scenario, &estimate, 8 << 30, false);
+            let _ = budget::admit(&scenario, &estimate, &budget::Budget::of(Some(8 << 30)));
         }
         Err(err) => {
             let message = err.to_string();

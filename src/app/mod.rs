@@ -108,8 +108,8 @@ pub(super) fn thread_pool(flags: &ScenarioFlags) -> anyhow::Result<rayon::Thread
 /// each shard count's queue by what the budget leaves.
 pub(super) fn admit(scenario: &mut Scenario, flags: &ScenarioFlags) -> Result<(), InputError> {
     let estimate = budget::estimate(scenario, threads(flags));
-    let limit = flags.max_memory.unwrap_or_else(budget::default_budget);
-    scenario.queue_limit = budget::admit(scenario, &estimate, limit, flags.max_memory.is_some())?;
+    let limit = budget::Budget::of(flags.max_memory);
+    scenario.queue_limit = budget::admit(scenario, &estimate, &limit)?;
     Ok(())
 }
 

@@ -111,7 +111,7 @@ pub(super) fn run_grid(
         &args.scenario,
         &held,
         threads(&args.flags),
-        args.flags.max_memory.unwrap_or_else(budget::default_budget),
+        &budget::Budget::of(args.flags.max_memory),
     )?;
     let text = crate::input::read_text(
         &args.scenario,
@@ -144,7 +144,7 @@ pub(super) fn run_grid(
 }
 
 pub(super) fn merge_slices(args: &MergeArgs) -> anyhow::Result<()> {
-    crate::grid::merge(&args.parts, &args.out, !args.quiet)
+    crate::grid::merge(&args.parts, &args.out, args.rerun.as_deref(), !args.quiet)
 }
 
 /// Runs every replication, streaming the first one's `events.csv` into the staging folder when

@@ -108,7 +108,7 @@ fn validates_or_explains(dir: &Path, bytes: &[u8]) -> Result<(), TestCaseError> 
     match Scenario::parse(&path, &text, &Overrides::default()) {
         Ok(scenario) => {
             let estimate = budget::estimate(&scenario, 2);
-            let _ = budget::admit(&scenario, &estimate, 8 << 30, false);
+            let _ = budget::admit(&scenario, &estimate, &budget::Budget::of(Some(8 << 30)));
         }
         Err(err) => {
             let message = err.to_string();

@@ -111,12 +111,12 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
     );
     for slices in [1usize, 3, 7] {
         // The slices as separate processes, all at once (a job array's stand-in).
-        let children: Vec<_> = (1..=slices)
+        let children: Vec<_> = (0..slices)
             .map(|k| {
                 Command::new(env!("CARGO_BIN_EXE_shardsim"))
                     .args(["run", "grid.toml", "--quiet", "--threads", "1"])
                     .args(["--partition", &format!("{k}/{slices}")])
-                    .args(["--out", &format!("m{slices}/part{k}")])
+                    .args(["--out", &format!("m{slices}/parts/slice-{k}")])
                     .current_dir(dir.path())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -127,8 +127,17 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
             let output = child.wait_with_output().unwrap();
             assert!(output.status.success(), "{}", common::stderr(&output));
         }
+        // Every slice named (in any order), or the folder that holds them.
         let mut args = vec!["merge".to_owned()];
-        args.extend((1..=slices).rev().map(|k| format!("m{slices}/part{k}")));
+        if slices == 3 {
+            args.push(format!("m{slices}/parts"));
+        } else {
+            args.extend(
+                (0..slices)
+                    .rev()
+                    .map(|k| format!("m{slices}/parts/slice-{k}")),
+            );
+        }
         args.extend([
             "--out".to_owned(),
             format!("m{slices}/merged"),
@@ -156,10 +165,10 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     let dir = grid_folder(5);
     std::fs::write(dir.path().join("other.toml"), grid_text(6)).unwrap();
     for (file, k) in [
+        ("grid.toml", 0),
         ("grid.toml", 1),
         ("grid.toml", 2),
-        ("grid.toml", 3),
-        ("other.toml", 3),
+        ("other.toml", 2),
     ] {
         let out = format!("{}-{k}", &file[..file.len() - 5]);
         run_ok(
@@ -175,19 +184,29 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
             ],
         );
     }
-    let cases: [(&[&str], &str); 4] = [
-        (&["grid-1", "grid-2"], "slice 3 of 3 is missing"),
+    let cases: [(&[&str], &str); 5] = [
         (
-            &["grid-1", "grid-2", "grid-2", "grid-3"],
+            &["grid-0", "grid-1"],
+            "slice 2 of 3 is missing (2 given; slices are numbered 0 … 2): re-run each",
+        ),
+        (
+            &["grid-1"],
+            "slices 0, 2 of 3 are missing (1 given; slices are numbered 0 … 2): re-run them: rerun.sh --only 0,2",
+        ),
+        (
+            &["grid-0", "grid-1", "grid-1", "grid-2"],
             "give each slice once",
         ),
-        (&["grid-1", "grid-2", "other-3"], "another run"),
-        (&["grid-1", "grid-2", "nowhere"], "is not a slice's output"),
+        (&["grid-0", "grid-1", "other-2"], "another run"),
+        (&["grid-0", "grid-1", "nowhere"], "is not a slice's output"),
     ];
     for (parts, expected) in cases {
         let mut args = vec!["merge"];
         args.extend_from_slice(parts);
         args.extend(["--out", "merged"]);
+        if parts.len() == 1 {
+            args.extend(["--rerun", "rerun.sh --only"]);
+        }
         let output = common::shardsim(dir.path(), &args);
         let stderr = common::stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{parts:?}: {stderr}");
@@ -198,11 +217,11 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     // Merging into one of the slices would delete it.
     let output = common::shardsim(
         dir.path(),
-        &["merge", "grid-1", "grid-2", "grid-3", "--out", "grid-2"],
+        &["merge", "grid-0", "grid-1", "grid-2", "--out", "grid-1"],
     );
     assert_eq!(output.status.code(), Some(2), "{}", common::stderr(&output));
     assert!(common::stderr(&output).contains("would replace the slice"));
-    assert!(dir.path().join("grid-2/runs.jsonl").is_file());
+    assert!(dir.path().join("grid-1/runs.jsonl").is_file());
     // A slice whose runs were edited after it wrote them is refused, naming it.
     let runs = dir.path().join("grid-2/runs.jsonl");
     let edited = std::fs::read_to_string(&runs)
@@ -211,7 +230,7 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     std::fs::write(&runs, edited).unwrap();
     let output = common::shardsim(
         dir.path(),
-        &["merge", "grid-1", "grid-2", "grid-3", "--out", "merged"],
+        &["merge", "grid-0", "grid-1", "grid-2", "--out", "merged"],
     );
     let stderr = common::stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
@@ -242,6 +261,7 @@ fn partition_auto_reads_the_schedulers_index() {
             .args(["run", "grid.toml", "--partition", flag, "--out", out, "-q"])
             .env_remove("SLURM_ARRAY_TASK_ID")
             .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("SHARDSIM_PARTITIONS")
             .envs(vars.iter().copied())
             .current_dir(dir.path())
             .output()
@@ -252,11 +272,19 @@ fn partition_auto_reads_the_schedulers_index() {
     let explicit = read(&dir.path().join("explicit"), "runs.jsonl");
     assert!(!explicit.is_empty());
     let slurm = [
-        ("SLURM_ARRAY_TASK_ID", "1"),
+        ("SLURM_ARRAY_TASK_ID", "2"),
         ("SLURM_ARRAY_TASK_COUNT", "3"),
     ];
-    assert_eq!(auto(&slurm, "auto", "slurm"), explicit);
-    let k8s = [("JOB_COMPLETION_INDEX", "1")];
+    assert_eq!(auto(&slurm, "auto/3", "slurm"), explicit);
+    // A re-run of that one task: an array of one, the count given once by the script.
+    let rerun = [
+        ("SLURM_ARRAY_TASK_ID", "2"),
+        ("SLURM_ARRAY_TASK_MIN", "2"),
+        ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ("SHARDSIM_PARTITIONS", "3"),
+    ];
+    assert_eq!(auto(&rerun, "auto", "rerun"), explicit);
+    let k8s = [("JOB_COMPLETION_INDEX", "2")];
     assert_eq!(auto(&k8s, "auto/3", "k8s"), explicit);
 }
 
@@ -346,7 +374,7 @@ fn plan_over_a_sweep_answers_each_configuration_as_its_own_plan_would() {
 #[test]
 fn merge_refuses_slices_whose_scenario_changed() {
     let dir = grid_folder(5);
-    for k in 1..=2 {
+    for k in 0..2 {
         run_ok(
             dir.path(),
             &[
@@ -361,7 +389,7 @@ fn merge_refuses_slices_whose_scenario_changed() {
         );
     }
     std::fs::write(dir.path().join("grid.toml"), grid_text(6)).unwrap();
-    let output = common::shardsim(dir.path(), &["merge", "p1", "p2", "--out", "merged"]);
+    let output = common::shardsim(dir.path(), &["merge", "p0", "p1", "--out", "merged"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(common::stderr(&output).contains("changed since the slices ran it"));
     assert!(!dir.path().join("merged").exists());

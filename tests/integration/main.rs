@@ -1,5 +1,5 @@
 //! The integration tests, in one binary: the exact model, queueing theory, determinism, the
-//! command line and the shipped scenarios.
+//! command line, the shipped scenarios, real databases and a real Slurm.
 
 mod behaviours;
 mod cli;
@@ -22,5 +22,6 @@ mod reports;
 mod robustness;
 mod row_stages;
 mod scenarios;
+mod slurm;
 mod stalls;
 mod traffic;
