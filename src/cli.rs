@@ -46,9 +46,14 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// The slices' output folders, one per slice, in any order, or the folder that holds them
-    /// as slice-0, slice-1, … (the deploy scripts' parts/).
+    /// as slice-0, slice-1, … (the deploy scripts' parts/), or partial merges' folders.
     #[arg(required = true, value_name = "PART_DIR")]
     pub parts: Vec<PathBuf>,
+
+    /// Join only these slices into a folder a later merge takes in their place (a merge split
+    /// over several jobs: merge groups of slices, then merge the merges).
+    #[arg(long)]
+    pub partial: bool,
 
     /// The merged output folder.
     #[arg(long, value_name = "DIR")]

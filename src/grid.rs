@@ -2,11 +2,11 @@
 //! partition's share of them — simulated on every core, configurations in parallel and each
 //! configuration's shard counts and replications in parallel inside it; then the tidy CSVs,
 //! the sweep chart and the terminal's grid. A partition's slice runs its units
-//! (configuration × replication) and keeps their runs; `shardsim merge` summarises them into
-//! the same output.
+//! (configuration × replication) and keeps their runs; `shardsim merge` ([`crate::merge`])
+//! summarises them into the same output.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -158,113 +158,9 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
     Ok(())
 }
 
-/// Joins the slices in `parts` into `out_dir`: byte for byte the output of the run that was
-/// partitioned. The scenario is reloaded from where the slices ran it, and must be unchanged.
-/// Missing slices are named with `rerun`, the command that re-runs slices given their numbers.
-pub fn merge(
-    parts: &[PathBuf],
-    out_dir: &Path,
-    rerun: Option<&str>,
-    print: bool,
-) -> anyhow::Result<()> {
-    if let Some(part) = parts.iter().find(|part| overlaps(out_dir, part)) {
-        return Err(InputError::flag(
-            "--out",
-            format!(
-                "{} would replace the slice {} it merges: name a folder outside the slices",
-                out_dir.display(),
-                part.display()
-            ),
-        )
-        .into());
-    }
-    let slices = partition::read_slices(parts, rerun)?;
-    let head = &slices.manifest;
-    let path = &head.scenario_path;
-    let text = crate::input::read_text(
-        path,
-        crate::input::MAX_SCENARIO_BYTES,
-        "the slices' scenario",
-    )?;
-    let overrides = format!("{:?}", head.overrides);
-    let version = env!("CARGO_PKG_VERSION");
-    if partition::fingerprint(&[version, &text, &overrides]) != head.fingerprint {
-        return Err(InputError::file(
-            path,
-            "changed since the slices ran it (or this shardsim is another version): re-run the slices",
-        )
-        .into());
-    }
-    let grid = Scenario::load_grid(path, &head.overrides)?;
-    let mut blocks = joined_blocks(&grid, slices.units)?;
-    let staging = Staging::prepare(out_dir)?;
-    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
-    let toml = crate::input::read_text(
-        &slices.first.join("scenario.toml"),
-        crate::input::MAX_SCENARIO_BYTES,
-        "the slice's scenario.toml",
-    )?;
-    staging.write("scenario.toml", toml.as_bytes())?;
-    let text = finish(&staging, head, &sweep_csv)?;
-    staging.commit()?;
-    if print {
-        crate::stdout::print(&text)?;
-        crate::stdout::print(format!("wrote {}\n", out_dir.display()))?;
-    }
-    Ok(())
-}
-
-/// Each configuration's block of results, from the slices' units (every replication of every
-/// configuration exactly once).
-fn joined_blocks(grid: &Grid, units: Vec<partition::UnitRuns>) -> anyhow::Result<Vec<ConfigBlock>> {
-    let mut reps: Vec<Vec<Option<Vec<crate::model::ShardRun>>>> = grid
-        .configurations
-        .iter()
-        .map(|c| vec![None; c.scenario.replications as usize])
-        .collect();
-    for unit in units {
-        let slot = reps
-            .get_mut(unit.configuration)
-            .and_then(|c| c.get_mut(unit.replication as usize))
-            .ok_or_else(|| {
-                InputError::flag("merge", "a slice holds a unit the grid does not have")
-            })?;
-        *slot = Some(unit.runs);
-    }
-    let mut blocks = Vec::with_capacity(grid.configurations.len());
-    for (configuration, reps) in grid.configurations.iter().zip(reps) {
-        let reps: Vec<Vec<crate::model::ShardRun>> = reps
-            .into_iter()
-            .collect::<Option<_>>()
-            .ok_or_else(|| InputError::flag("merge", "a replication is missing from the slices"))?;
-        // Per shard count, its replications in order (as run_replications returns them).
-        let mut runs: Vec<Vec<crate::model::ShardRun>> =
-            vec![Vec::new(); configuration.scenario.variants().len()];
-        for rep in reps {
-            if rep.len() != runs.len() {
-                return Err(InputError::flag(
-                    "merge",
-                    format!(
-                        "a slice's runs.jsonl holds {} shard counts for configuration {}, not the scenario's {}: re-run the slices",
-                        rep.len(),
-                        configuration.index,
-                        runs.len()
-                    ),
-                )
-                .into());
-            }
-            for (index, run) in rep.into_iter().enumerate() {
-                runs[index].push(run);
-            }
-        }
-        blocks.push(block_of(grid, configuration, &runs));
-    }
-    Ok(blocks)
-}
-
 /// Whether one of two folders is, or lies inside, the other (as the file system resolves them;
 /// a folder that does not exist yet by its parent's resolved path).
-fn overlaps(a: &Path, b: &Path) -> bool {
+pub(crate) fn overlaps(a: &Path, b: &Path) -> bool {
     let resolve = |path: &Path| {
         std::fs::canonicalize(path).ok().or_else(|| {
             let parent = match path.parent() {
@@ -295,7 +191,11 @@ fn write_csvs(
 }
 
 /// Writes the sweep charts and returns the terminal's grid.
-fn finish(staging: &Staging, head: &Manifest, sweep_csv: &[u8]) -> anyhow::Result<String> {
+pub(crate) fn finish(
+    staging: &Staging,
+    head: &Manifest,
+    sweep_csv: &[u8],
+) -> anyhow::Result<String> {
     let rows = grid_report::read_sweep(head.fields.len(), sweep_csv).map_err(anyhow::Error::msg)?;
     let charts = chart::sweep_charts(&head.fields, &rows).map_err(anyhow::Error::msg)?;
     for chart in &charts {
@@ -336,18 +236,22 @@ fn simulate(grid: &Grid, configuration: &Configuration) -> Result<ConfigBlock, I
     let scenario = &configuration.scenario;
     let observers = vec![NoEvents; scenario.variants().len()];
     let (runs, _) = sweep::run_replications(scenario, observers, &NoProgress)?;
-    Ok(block_of(grid, configuration, &runs))
+    Ok(block_of(grid, configuration, runs))
 }
 
-/// A configuration's block from its runs (per shard count, its replications in order).
-fn block_of(
+/// A configuration's block from its runs (per shard count, its replications in order; each
+/// shard count's first replication moves into the block's series, the others are dropped).
+pub(crate) fn block_of(
     grid: &Grid,
     configuration: &Configuration,
-    runs: &[Vec<crate::model::ShardRun>],
+    runs: Vec<Vec<crate::model::ShardRun>>,
 ) -> ConfigBlock {
     let scenario = &configuration.scenario;
     let rows: Vec<_> = runs.iter().map(|reps| summarize(scenario, reps)).collect();
-    let first: Vec<_> = runs.iter().map(|reps| reps[0].clone()).collect();
+    let first: Vec<_> = runs
+        .into_iter()
+        .map(|mut reps| reps.swap_remove(0))
+        .collect();
     grid_report::config_block(
         configuration.index,
         &grid.fields,
@@ -385,6 +289,9 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
         shard_counts: first.shards.len(),
         held: Vec::new(),
         runs_fingerprint: String::new(),
+        covers: Vec::new(),
+        finished: Vec::new(),
+        blocks_fingerprint: String::new(),
     })
 }
 

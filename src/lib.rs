@@ -47,6 +47,7 @@ pub mod error;
 pub mod grid;
 pub mod input;
 pub mod interrupt;
+pub mod merge;
 pub mod model;
 pub mod partition;
 pub mod plan;

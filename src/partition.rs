@@ -104,6 +104,10 @@ impl Partition {
 
 /// A slice's runs file in its folder.
 pub const RUNS: &str = "runs.jsonl";
+/// A partial merge's finished configurations, one [`ConfigBlock`] a line.
+///
+/// [`ConfigBlock`]: crate::report::grid::ConfigBlock
+pub const BLOCKS: &str = "blocks.jsonl";
 
 /// What a slice's folder holds, in `partition.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,10 +138,33 @@ pub struct Manifest {
     pub target: String,
     /// Shard counts per configuration.
     pub shard_counts: usize,
-    /// The units it holds: (configuration, replication).
+    /// The units whose runs it holds in `runs.jsonl`, in grid order: (configuration,
+    /// replication).
     pub held: Vec<(usize, u32)>,
     /// The [`fingerprint`] of its `runs.jsonl`, which the merge verifies.
     pub runs_fingerprint: String,
+    /// A partial merge's: the slices it joined (a slice's folder leaves it empty: it covers
+    /// its own `slice`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<usize>,
+    /// A partial merge's: the configurations it finished, whose blocks `blocks.jsonl` holds in
+    /// grid order (their units are no longer in `held`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished: Vec<usize>,
+    /// The [`fingerprint`] of its `blocks.jsonl` (a partial merge's).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub blocks_fingerprint: String,
+}
+
+impl Manifest {
+    /// The slices this folder stands for: its own, or those a partial merge joined.
+    pub fn covered(&self) -> Vec<usize> {
+        if self.covers.is_empty() {
+            vec![self.slice]
+        } else {
+            self.covers.clone()
+        }
+    }
 }
 
 /// One unit's results, a line of `runs.jsonl`.
@@ -159,78 +186,145 @@ pub fn units(grid: &crate::scenario::grid::Grid) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// A stable 64-bit fingerprint of `parts` (FNV-1a), as hex.
+/// A stable 64-bit fingerprint of `parts` (FNV-1a, each part ended by a 0xff byte), as hex.
 pub fn fingerprint(parts: &[&str]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut hash = Fingerprint::new();
     for part in parts {
-        for &byte in part.as_bytes().iter().chain(&[0xff]) {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        hash.add(part.as_bytes());
+        hash.end_part();
+    }
+    hash.value()
+}
+
+/// [`fingerprint`] computed piece by piece.
+#[derive(Debug, Clone, Copy)]
+pub struct Fingerprint(u64);
+
+impl Fingerprint {
+    /// Nothing added yet.
+    pub fn new() -> Fingerprint {
+        Fingerprint(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// Adds bytes of the current part.
+    pub fn add(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    format!("{hash:016x}")
+
+    /// Ends the current part.
+    pub fn end_part(&mut self) {
+        self.add(&[0xff]);
+    }
+
+    /// The fingerprint of one part made of everything added.
+    pub fn finish(mut self) -> String {
+        self.end_part();
+        self.value()
+    }
+
+    fn value(self) -> String {
+        format!("{:016x}", self.0)
+    }
 }
 
-/// Every slice's manifest and runs, checked to belong together and complete.
-#[derive(Debug)]
-pub struct Slices {
-    /// The first slice's manifest (scenario, overrides, fields).
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Fingerprint::new()
+    }
+}
+
+/// One folder a merge reads: a slice's, or a partial merge's.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The folder.
+    pub folder: PathBuf,
+    /// Its `partition.json`.
     pub manifest: Manifest,
-    /// Every unit's runs, in no particular order.
-    pub units: Vec<UnitRuns>,
-    /// The first slice's folder (for its `scenario.toml`).
-    pub first: PathBuf,
 }
 
-/// Reads the slices in `folders` — each a slice's folder, or a folder of them (`parts/`, its
-/// `slice-*` folders) — and refuses a folder that is not a slice, slices of different
-/// scenarios, seeds, versions or slice counts, and a slice given twice. Missing slices are
-/// named all at once, by the numbers a re-run takes, after `rerun` when it is given (the
-/// command that re-runs slices, given their numbers).
-pub fn read_slices(folders: &[PathBuf], rerun: Option<&str>) -> Result<Slices, InputError> {
+/// Reads the manifests of `folders` — each a slice's or a partial merge's folder, or a folder
+/// of slices (`parts/`, its `slice-*` folders) — and verifies each folder's files against the
+/// fingerprints its manifest recorded (streamed: nothing is held). Refuses a folder that is not
+/// a slice, slices of different scenarios, seeds, versions or slice counts, and a slice given
+/// twice; unless `partial`, also missing slices, named all at once by the numbers a re-run
+/// takes, after `rerun` when it is given (the command that re-runs slices, given their
+/// numbers).
+pub fn read_inputs(
+    folders: &[PathBuf],
+    partial: bool,
+    rerun: Option<&str>,
+) -> Result<Vec<Input>, InputError> {
     let folders = expand_parts(folders)?;
     let by_slice = manifests_by_slice(&folders)?;
-    let Some((_, (first, head))) = by_slice.iter().next() else {
+    let Some((_, first)) = by_slice.iter().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
-    let (first, head) = (first.clone(), head.clone());
+    let head = first.manifest.clone();
     let missing: Vec<String> = (0..head.slices)
         .filter(|k| !by_slice.contains_key(k))
         .map(|k| k.to_string())
         .collect();
-    if !missing.is_empty() {
+    if !missing.is_empty() && !partial {
         return Err(missing_slices(&missing, &head, rerun));
     }
-    let mut units = Vec::with_capacity(head.units);
-    for (folder, manifest) in by_slice.values() {
-        let read = read_units(folder, manifest)?;
-        let held: Vec<(usize, u32)> = read
-            .iter()
-            .map(|u| (u.configuration, u.replication))
-            .collect();
-        if held != manifest.held {
+    let mut inputs: Vec<Input> = Vec::new();
+    for input in by_slice.into_values() {
+        if !inputs.iter().any(|seen| seen.folder == input.folder) {
+            verify(&input)?;
+            inputs.push(input);
+        }
+    }
+    Ok(inputs)
+}
+
+/// Checks an input's files against the fingerprints its manifest recorded.
+fn verify(input: &Input) -> Result<(), InputError> {
+    let manifest = &input.manifest;
+    let mut files = vec![(RUNS, &manifest.runs_fingerprint)];
+    if !manifest.finished.is_empty() {
+        files.push((BLOCKS, &manifest.blocks_fingerprint));
+    }
+    for (name, recorded) in files {
+        let path = input.folder.join(name);
+        let found = fingerprint_file(&path)
+            .map_err(|err| InputError::file(&path, format!("cannot be read: {err}")))?;
+        if found != *recorded {
             return Err(InputError::file(
-                &folder.join(RUNS),
-                "does not hold the units its partition.json lists (changed or cut short)",
+                &path,
+                format!(
+                    "changed since slice {} of {} wrote it (its fingerprint is not the one partition.json records): re-run that slice",
+                    describe_covered(manifest),
+                    manifest.slices
+                ),
             ));
         }
-        units.extend(read);
     }
-    if units.len() != head.units {
-        return Err(InputError::flag(
-            "merge",
-            format!(
-                "the slices hold {} units, not the grid's {}",
-                units.len(),
-                head.units
-            ),
-        ));
+    Ok(())
+}
+
+/// The slices a manifest stands for, as a message names them.
+fn describe_covered(manifest: &Manifest) -> String {
+    let covered: Vec<String> = manifest.covered().iter().map(usize::to_string).collect();
+    covered.join(", ")
+}
+
+/// [`fingerprint`] of a file's whole text, read in pieces.
+pub fn fingerprint_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hash = Fingerprint::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hash.add(&buffer[..read]);
     }
-    Ok(Slices {
-        manifest: head,
-        units,
-        first,
-    })
+    Ok(hash.finish())
 }
 
 /// The folder name of slice `k` in a folder of slices, as the deploy scripts write it.
@@ -297,45 +391,60 @@ fn missing_slices(missing: &[String], head: &Manifest, rerun: Option<&str>) -> I
     )
 }
 
-/// Every folder's manifest by its slice number: all of one run, each slice once.
-fn manifests_by_slice(
-    folders: &[PathBuf],
-) -> Result<BTreeMap<usize, (PathBuf, Manifest)>, InputError> {
-    let mut by_slice: BTreeMap<usize, (PathBuf, Manifest)> = BTreeMap::new();
+/// Every folder's manifest by each slice it covers: all of one run, each slice once.
+fn manifests_by_slice(folders: &[PathBuf]) -> Result<BTreeMap<usize, Input>, InputError> {
+    let mut by_slice: BTreeMap<usize, Input> = BTreeMap::new();
     for folder in folders {
         let manifest = read_manifest(folder)?;
-        if let Some((first_folder, first)) = by_slice.values().next() {
+        if let Some(first) = by_slice.values().next() {
+            let head = &first.manifest;
             let differs = [
-                (first.shardsim != manifest.shardsim, "shardsim version"),
+                (head.shardsim != manifest.shardsim, "shardsim version"),
                 (
-                    first.fingerprint != manifest.fingerprint,
+                    head.fingerprint != manifest.fingerprint,
                     "scenario or command line",
                 ),
-                (first.seed != manifest.seed, "seed"),
-                (first.slices != manifest.slices, "slice count"),
+                (head.seed != manifest.seed, "seed"),
+                (head.slices != manifest.slices, "slice count"),
             ];
             if let Some((_, what)) = differs.iter().find(|(d, _)| *d) {
                 return Err(InputError::file(
                     folder,
                     format!(
                         "is a slice of another run than {} (its {what} differs): merge the slices of one run",
-                        first_folder.display()
+                        first.folder.display()
                     ),
                 ));
             }
         }
-        if let Some((other, _)) = by_slice.get(&manifest.slice) {
-            return Err(InputError::file(
-                folder,
-                format!(
-                    "holds slice {} of {}, as {} does: give each slice once",
-                    manifest.slice,
-                    manifest.slices,
-                    other.display()
-                ),
-            ));
+        for slice in manifest.covered() {
+            if slice >= manifest.slices {
+                return Err(InputError::file(
+                    folder,
+                    format!(
+                        "names slice {slice} of {}: not a slice of this run",
+                        manifest.slices
+                    ),
+                ));
+            }
+            if let Some(other) = by_slice.get(&slice) {
+                return Err(InputError::file(
+                    folder,
+                    format!(
+                        "holds slice {slice} of {}, as {} does: give each slice once",
+                        manifest.slices,
+                        other.folder.display()
+                    ),
+                ));
+            }
+            by_slice.insert(
+                slice,
+                Input {
+                    folder: folder.clone(),
+                    manifest: manifest.clone(),
+                },
+            );
         }
-        by_slice.insert(manifest.slice, (folder.clone(), manifest));
     }
     Ok(by_slice)
 }
@@ -357,34 +466,6 @@ fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
     )?;
     serde_json::from_str(&text)
         .map_err(|err| InputError::file(&path, format!("is not a partition manifest: {err}")))
-}
-
-/// Reads a slice's runs, refusing a file whose fingerprint is not the one its manifest
-/// recorded when the slice wrote it (edited, cut short or swapped since).
-fn read_units(folder: &Path, manifest: &Manifest) -> Result<Vec<UnitRuns>, InputError> {
-    let path = folder.join(RUNS);
-    let text = crate::input::read_text(
-        &path,
-        crate::budget::default_budget().bytes,
-        "a slice's runs",
-    )?;
-    if fingerprint(&[&text]) != manifest.runs_fingerprint {
-        return Err(InputError::file(
-            &path,
-            format!(
-                "changed since slice {} of {} wrote it (its fingerprint is not the one partition.json records): re-run that slice",
-                manifest.slice, manifest.slices
-            ),
-        ));
-    }
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            serde_json::from_str(line).map_err(|err| {
-                InputError::trace(&path, i as u64 + 1, format!("is not a unit's runs: {err}"))
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

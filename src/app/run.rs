@@ -144,7 +144,13 @@ pub(super) fn run_grid(
 }
 
 pub(super) fn merge_slices(args: &MergeArgs) -> anyhow::Result<()> {
-    crate::grid::merge(&args.parts, &args.out, args.rerun.as_deref(), !args.quiet)
+    crate::merge::merge(&crate::merge::MergeRequest {
+        parts: &args.parts,
+        out_dir: &args.out,
+        rerun: args.rerun.as_deref(),
+        partial: args.partial,
+        print: !args.quiet,
+    })
 }
 
 /// Runs every replication, streaming the first one's `events.csv` into the staging folder when

@@ -30,8 +30,9 @@ pub const SWEEP_COLUMNS: [&str; 7] = [
 ];
 
 /// One configuration's CSV text: each file with its header line, as a run of that
-/// configuration alone writes it (`sweep` without a header).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// configuration alone writes it (`sweep` without a header). A partial merge keeps finished
+/// blocks as JSON lines (without the remedy, which only a run reports).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigBlock {
     /// Its position in grid order.
     pub index: usize,
@@ -43,6 +44,7 @@ pub struct ConfigBlock {
     pub sweep: String,
     /// What would help, when a policy of it meets no target of `[slo]` at any simulated
     /// shard count ([`super::summary::remedy`]).
+    #[serde(skip)]
     pub remedy: Option<&'static str>,
 }
 
@@ -101,28 +103,63 @@ pub fn config_block(
 /// writes the same columns).
 pub fn assemble(fields: &[String], blocks: &mut [ConfigBlock]) -> [Vec<u8>; 3] {
     blocks.sort_by_key(|block| block.index);
-    let field_header = csv_fields(fields);
-    let join_files = |file: fn(&ConfigBlock) -> &str| {
-        let mut out = String::new();
-        for (i, block) in blocks.iter().enumerate() {
-            let text = file(block);
-            let body = text.split_once('\n').map_or("", |(_, body)| body);
-            if i == 0 {
-                out.push_str(text.split_once('\n').map_or(text, |(header, _)| header));
-                out.push('\n');
-            }
-            out.push_str(body);
-        }
-        out.into_bytes()
-    };
-    let summary = join_files(|b| &b.summary);
-    let timeseries = join_files(|b| &b.timeseries);
-    let mut sweep = join(&field_header, &csv_fields(&SWEEP_COLUMNS));
-    sweep.push('\n');
+    let mut sink = BlockSink::new(fields, Vec::new(), Vec::new(), Vec::new());
     for block in blocks.iter() {
-        sweep.push_str(&block.sweep);
+        sink.push(block).expect("writing to memory does not fail");
     }
-    [summary, timeseries, sweep.into_bytes()]
+    sink.finish().expect("writing to memory does not fail")
+}
+
+/// Writes the grid's three CSV files block by block, in grid order, as [`assemble`] joins
+/// them: each file's header once (from the first block), then every block's rows. A merge
+/// streams its blocks through it, holding one at a time.
+#[derive(Debug)]
+pub struct BlockSink<W: std::io::Write> {
+    summary: W,
+    timeseries: W,
+    sweep: W,
+    headers_written: bool,
+}
+
+impl<W: std::io::Write> BlockSink<W> {
+    /// A sink writing `summary.csv`, `timeseries.csv` and `sweep.csv` (whose header, from the
+    /// swept `fields`, it writes at once).
+    pub fn new(fields: &[String], summary: W, timeseries: W, mut sweep: W) -> BlockSink<W> {
+        let header = join(&csv_fields(fields), &csv_fields(&SWEEP_COLUMNS));
+        // A failure here shows again at the first push.
+        let _ = writeln!(sweep, "{header}");
+        BlockSink {
+            summary,
+            timeseries,
+            sweep,
+            headers_written: false,
+        }
+    }
+
+    /// Appends the next block's rows.
+    pub fn push(&mut self, block: &ConfigBlock) -> std::io::Result<()> {
+        for (out, text) in [
+            (&mut self.summary, &block.summary),
+            (&mut self.timeseries, &block.timeseries),
+        ] {
+            let (header, body) = text.split_once('\n').unwrap_or((text, ""));
+            if !self.headers_written {
+                out.write_all(header.as_bytes())?;
+                out.write_all(b"\n")?;
+            }
+            out.write_all(body.as_bytes())?;
+        }
+        self.headers_written = true;
+        self.sweep.write_all(block.sweep.as_bytes())
+    }
+
+    /// Flushes and returns the three writers: summary, timeseries, sweep.
+    pub fn finish(mut self) -> std::io::Result<[W; 3]> {
+        for out in [&mut self.summary, &mut self.timeseries, &mut self.sweep] {
+            out.flush()?;
+        }
+        Ok([self.summary, self.timeseries, self.sweep])
+    }
 }
 
 /// One row of `sweep.csv`, read back (for the terminal grid and the chart).

@@ -161,6 +161,92 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
 }
 
 #[test]
+fn merges_of_groups_of_slices_merge_like_one_merge() {
+    let dir = grid_folder(5);
+    let single = ["run", "grid.toml", "--out", "all", "--quiet", "--no-fail"];
+    run_ok(dir.path(), &single);
+    // 20 units over 7 slices: each configuration's two replications lie in two slices, so a
+    // group finishes some configurations and passes the others' units on.
+    for k in 0..7 {
+        let partition = format!("{k}/7");
+        let out = format!("parts/slice-{k}");
+        run_ok(
+            dir.path(),
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                &partition,
+                "--out",
+                &out,
+                "-q",
+            ],
+        );
+    }
+    let groups: [(&str, &[&str]); 3] = [
+        ("g0", &["parts/slice-0", "parts/slice-1", "parts/slice-2"]),
+        ("g1", &["parts/slice-3", "parts/slice-4"]),
+        ("g2", &["parts/slice-5", "parts/slice-6"]),
+    ];
+    for (out, slices) in groups {
+        let mut args = vec!["merge", "--partial", "--out", out, "-q"];
+        args.extend_from_slice(slices);
+        run_ok(dir.path(), &args);
+    }
+    let manifest = std::fs::read_to_string(dir.path().join("g0/partition.json")).unwrap();
+    assert!(
+        manifest.contains("\"finished\""),
+        "g0 finished some: {manifest}"
+    );
+    assert!(manifest.contains("\"covers\""), "{manifest}");
+    // A group of groups, then the final merge beside the last group.
+    run_ok(
+        dir.path(),
+        &["merge", "--partial", "g0", "g1", "--out", "g01", "-q"],
+    );
+    run_ok(
+        dir.path(),
+        &["merge", "g01", "g2", "--out", "two-level", "-q"],
+    );
+    run_ok(
+        dir.path(),
+        &["merge", "g0", "g1", "g2", "--out", "one-level", "-q"],
+    );
+    for merged in ["two-level", "one-level"] {
+        for file in [
+            "summary.csv",
+            "timeseries.csv",
+            "sweep.csv",
+            "sweep-random.png",
+        ] {
+            assert!(
+                read(&dir.path().join(merged), file) == read(&dir.path().join("all"), file),
+                "{merged}/{file} differs from the single run's"
+            );
+        }
+    }
+    // A group given beside one of its own slices, or without the others, is refused.
+    let twice = common::shardsim(
+        dir.path(),
+        &["merge", "g0", "g2", "g1", "parts/slice-4", "--out", "x"],
+    );
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(
+        common::stderr(&twice).contains("holds slice 4 of 7"),
+        "{}",
+        common::stderr(&twice)
+    );
+    let short = common::shardsim(dir.path(), &["merge", "g0", "g2", "--out", "x"]);
+    assert_eq!(short.status.code(), Some(2));
+    assert!(
+        common::stderr(&short).contains("slices 3, 4 of 7 are missing"),
+        "{}",
+        common::stderr(&short)
+    );
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
 fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     let dir = grid_folder(5);
     std::fs::write(dir.path().join("other.toml"), grid_text(6)).unwrap();
