@@ -266,7 +266,6 @@ pub(crate) fn block_of(
 fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Result<Manifest> {
     let first = &grid.configurations[0].scenario;
     let version = env!("CARGO_PKG_VERSION");
-    let overrides = format!("{:?}", run.overrides);
     let scenario_path = std::fs::canonicalize(run.path).map_err(|err| {
         InputError::file(
             run.path,
@@ -278,7 +277,7 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
         scenario: first.name.clone(),
         scenario_path,
         overrides: run.overrides.clone(),
-        fingerprint: partition::fingerprint(&[version, run.text, &overrides]),
+        fingerprint: partition::run_fingerprint(run.text, run.overrides),
         seed: first.seed,
         slice: partition.slice,
         slices: partition.slices,

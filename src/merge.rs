@@ -101,9 +101,7 @@ fn reload_grid(head: &Manifest) -> anyhow::Result<Grid> {
         crate::input::MAX_SCENARIO_BYTES,
         "the slices' scenario",
     )?;
-    let overrides = format!("{:?}", head.overrides);
-    let version = env!("CARGO_PKG_VERSION");
-    if partition::fingerprint(&[version, &text, &overrides]) != head.fingerprint {
+    if partition::run_fingerprint(&text, &head.overrides) != head.fingerprint {
         return Err(InputError::file(
             path,
             "changed since the slices ran it (or this shardsim is another version): re-run the slices",

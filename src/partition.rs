@@ -186,6 +186,13 @@ pub fn units(grid: &crate::scenario::grid::Grid) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// The fingerprint a slice records of what it ran: this shardsim's version, the scenario's
+/// text and the command line's overrides. A merge recomputes it to refuse a changed scenario.
+pub fn run_fingerprint(text: &str, overrides: &crate::scenario::Overrides) -> String {
+    let overrides = format!("{overrides:?}");
+    fingerprint(&[env!("CARGO_PKG_VERSION"), text, &overrides])
+}
+
 /// A stable 64-bit fingerprint of `parts` (FNV-1a, each part ended by a 0xff byte), as hex.
 pub fn fingerprint(parts: &[&str]) -> String {
     let mut hash = Fingerprint::new();
