@@ -288,6 +288,56 @@ fn a_second_writer_of_a_folder_is_refused_naming_the_first() {
 }
 
 #[test]
+fn a_run_over_its_cgroups_memory_limit_is_refused_naming_the_limit() {
+    // A memory cgroup of 300 MiB of this test's own (v1 or v2), where the machine lets it make
+    // one (root, a writable cgroup file system).
+    let made = [
+        ("/sys/fs/cgroup/memory", "memory.limit_in_bytes"),
+        ("/sys/fs/cgroup", "memory.max"),
+    ]
+    .into_iter()
+    .find_map(|(root, file)| {
+        let group = Path::new(root).join(format!("shardsim-test-{}", std::process::id()));
+        fs::create_dir(&group).ok()?;
+        if fs::write(group.join(file), (300u64 << 20).to_string()).is_ok() {
+            Some(group)
+        } else {
+            let _ = fs::remove_dir(&group);
+            None
+        }
+    });
+    let Some(group) = made else {
+        eprintln!(
+            "skipped: this machine lets the tests make no memory cgroup (not root, or no writable cgroup file system)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let big = GOOD.replace("duration_s = 2", "duration_s = 600\nwindow_s = 0.0005");
+    fs::write(dir.path().join("big.toml"), big).unwrap();
+    let output = Command::new("sh")
+        .args([
+            "-c",
+            "echo $$ > \"$0/cgroup.procs\" && exec \"$1\" run big.toml --out out -q",
+        ])
+        .arg(&group)
+        .arg(env!("CARGO_BIN_EXE_shardsim"))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let _ = fs::remove_dir(&group);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(
+            "more than the default --max-memory (this process's cgroup memory limit) of 300 MiB"
+        ),
+        "{message}"
+    );
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
 fn writes_no_inf_or_nan_for_a_zero_hold_or_a_run_without_arrivals() {
     let dir = tempfile::tempdir().unwrap();
     let zero = GOOD.replace("ms = 1", "ms = 0");

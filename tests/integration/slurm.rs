@@ -274,3 +274,37 @@ fn stepped_arrays_and_index_lists_run_their_slices_and_bad_ones_submit_nothing()
     assert!(stderr(&wrong).contains("usage: deploy/slurm-sweep.sh SCENARIO SLICES"));
     assert!(Path::new(script).is_file());
 }
+
+#[test]
+#[cfg_attr(
+    not(shardsim_test_slurm),
+    ignore = "needs a Slurm: set SHARDSIM_TEST_SLURM to a cluster's slurm.conf when building the tests (.ci/run starts one)"
+)]
+fn a_slice_over_its_jobs_memory_is_refused_before_any_work() {
+    let cluster = Cluster::new();
+    // 1.2 GiB of windows a configuration; the job gets 200 MiB and the script passes no
+    // --max-memory (SHARDSIM_TASK_MEM unset), so shardsim takes SLURM_MEM_PER_NODE.
+    let big = GRID.replace("duration_s = 2", "duration_s = 600\nwindow_s = 0.0005");
+    std::fs::write(cluster.path("big.toml"), big).unwrap();
+    let script = crate::common::repo("deploy/slurm-sweep.sh");
+    let id = cluster
+        .command("sbatch")
+        .env_remove("SHARDSIM_TASK_MEM")
+        .args([
+            "--parsable",
+            "--array=0",
+            "--mem=200M",
+            "--output=big-%a.out",
+        ])
+        .args([script.to_str().unwrap(), "big.toml", "4", "big"])
+        .output()
+        .unwrap();
+    assert!(id.status.success(), "{}", stderr(&id));
+    cluster.wait(&[String::from_utf8_lossy(&id.stdout).trim()]);
+    let log = std::fs::read_to_string(cluster.path("big-0.out")).unwrap();
+    assert!(
+        log.contains("more than the default --max-memory (the Slurm job's memory, SLURM_MEM_PER_NODE) of 200 MiB"),
+        "{log}"
+    );
+    assert!(!cluster.path("big/parts/slice-0").exists());
+}
