@@ -20,11 +20,17 @@ fn one_line(result: anyhow::Result<()>) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    let dir = std::env::temp_dir().join(format!("shardsim-fuzz-slice-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    merge_as_slice(data, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+});
+
+/// Merges `data` (a manifest, a zero byte, runs) as a slice in `dir`.
+fn merge_as_slice(data: &[u8], dir: &std::path::Path) {
     let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
     let (manifest, runs) = data.split_at(split);
     let runs = runs.get(1..).unwrap_or_default();
-    let dir = std::env::temp_dir().join(format!("shardsim-fuzz-slice-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
     let slice = dir.join("slice-0");
     std::fs::create_dir_all(&slice).expect("writable");
     std::fs::write(dir.join("grid.toml"), GRID).expect("writable");
@@ -52,4 +58,4 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(slice.join(partition::MANIFEST), text).expect("writable");
     one_line(merge(&request(true)));
     one_line(merge(&request(false)));
-});
+}
