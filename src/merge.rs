@@ -23,6 +23,7 @@ use crate::report::grid::{BlockSink, ConfigBlock};
 use crate::report::output::Staging;
 use crate::scenario::Scenario;
 use crate::scenario::grid::Grid;
+use crate::stats::WaitStats;
 
 /// What `shardsim merge` was asked.
 #[derive(Debug)]
@@ -254,6 +255,20 @@ fn summarise(
         };
         let cursor = &mut cursors[input];
         let read = cursor.next_unit((configuration, replication as u32))?;
+        if read
+            .runs
+            .iter()
+            .flat_map(|run| run.pooled_waits())
+            .any(WaitStats::is_frozen)
+        {
+            return Err(InputError::file(
+                &cursor.runs.path,
+                format!(
+                    "holds frozen statistics where configuration {configuration}'s replications are pooled, which no slice writes: re-run that slice"
+                ),
+            )
+            .into());
+        }
         if read.runs.len() != runs.len() {
             return Err(InputError::file(
                 &cursor.runs.path,

@@ -8,8 +8,9 @@ use libfuzzer_sys::fuzz_target;
 use shardsim::merge::{MergeRequest, merge};
 use shardsim::partition::{self, Fingerprint, Manifest};
 
-const GRID: &str = "name = \"grid\"\nshards = [1, 2]\nduration_s = 1\n[hold]\ndist = \"constant\"\nms = 1\n\
-    [arrivals]\nrate_per_s = 100\n[sweep]\n\"hold.ms\" = [0.5, 1]\n";
+const GRID: &str = "name = \"grid\"\nshards = [1, 2]\nduration_s = 1\nreplications = 2\n\
+    [hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 100\n[pool]\nsize = 4\n\
+    [[neighbours]]\nname = \"feed\"\nrate_per_s = 20\nhold_ms = 2\n[sweep]\n\"hold.ms\" = [0.5, 1]\n";
 
 fn one_line(result: anyhow::Result<()>) {
     if let Err(err) = result {

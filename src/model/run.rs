@@ -59,6 +59,31 @@ pub struct ShardRun {
     pub likes: Option<super::likes::LikesRun>,
 }
 
+impl ShardRun {
+    /// The statistics that summaries pool over replications (`+=`), which are therefore never
+    /// frozen, not even in a slimmed later replication: the write batching's delays, the pool's
+    /// waits and the read path's.
+    pub fn pooled_waits(&self) -> impl Iterator<Item = &WaitStats> {
+        let extended = self.extended.as_ref();
+        let batching = extended.and_then(|e| e.batching.as_ref());
+        let pool = extended.and_then(|e| e.pool.as_ref());
+        let reads = extended.and_then(|e| e.reads.as_ref());
+        batching
+            .map(|b| &b.delays)
+            .into_iter()
+            .chain(pool.map(|p| &p.like_waits))
+            .chain(
+                pool.into_iter()
+                    .flat_map(|p| p.neighbour_waits.iter().map(|(_, w)| w)),
+            )
+            .chain(
+                reads
+                    .into_iter()
+                    .flat_map(|r| [&r.staleness_likes, &r.staleness, &r.lock_waits]),
+            )
+    }
+}
+
 /// What the clients of one shard count saw.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ClosedRun {

@@ -195,8 +195,8 @@ fn summarize_pool(extended: &[&ExtendedRun], first: &crate::model::PoolRun) -> P
     let mut each: Vec<WaitStats> = vec![WaitStats::new(); first.neighbour_waits.len()];
     for pool in extended.iter().filter_map(|run| run.pool.as_ref()) {
         like_waits += &pool.like_waits;
-        for (index, (_, waits)) in pool.neighbour_waits.iter().enumerate() {
-            each[index] += waits;
+        for (neighbour, (_, waits)) in each.iter_mut().zip(&pool.neighbour_waits) {
+            *neighbour += waits;
             all += waits;
         }
     }

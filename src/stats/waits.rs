@@ -128,6 +128,12 @@ impl WaitStats {
             Histogram::new_with_bounds(1, 2, 1).expect("the smallest histogram is valid");
     }
 
+    /// Whether these statistics were frozen ([`WaitStats::freeze`]): they report, but record
+    /// and merge no more.
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
     /// Records one wait.
     #[inline(always)]
     pub fn record(&mut self, wait_ns: SimTime) {

@@ -246,6 +246,76 @@ fn merges_of_groups_of_slices_merge_like_one_merge() {
     assert!(!dir.path().join("x").exists());
 }
 
+/// Rewrites a slice's `runs.jsonl` through `edit` (its lines as JSON) and re-fingerprints it in
+/// `partition.json`, as a forger would: only the merge's own checks stand in the way.
+fn forge_runs(slice: &Path, edit: impl Fn(&mut [serde_json::Value])) {
+    let text = std::fs::read_to_string(slice.join("runs.jsonl")).unwrap();
+    let mut units: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut units);
+    let forged: String = units.iter().map(|u| format!("{u}\n")).collect();
+    std::fs::write(slice.join("runs.jsonl"), &forged).unwrap();
+    let mut hash = shardsim::partition::Fingerprint::new();
+    hash.add(forged.as_bytes());
+    let path = slice.join("partition.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["runs_fingerprint"] = hash.finish().into();
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+#[test]
+fn merge_refuses_forged_runs_in_one_line_never_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = "shards = [1, 2]\nduration_s = 2\nreplications = 2\n[hold]\ndist = \"constant\"\nms = 1\n\
+        [arrivals]\nrate_per_s = 500\n[pool]\nsize = 4\n[[neighbours]]\nname = \"feed\"\nrate_per_s = 50\nhold_ms = 2\n\
+        [sweep]\n\"hold.ms\" = [0.5, 1]\n";
+    std::fs::write(dir.path().join("grid.toml"), grid).unwrap();
+    let slice = |out: &str| {
+        run_ok(
+            dir.path(),
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                "0/1",
+                "--out",
+                out,
+                "-q",
+                "--no-fail",
+            ],
+        );
+        dir.path().join(out)
+    };
+    // A later replication's pooled waits frozen, as only its own waits are.
+    let frozen = slice("frozen");
+    forge_runs(&frozen, |units| {
+        let waits = units[1]["runs"][0]["waits"].clone();
+        units[1]["runs"][0]["extended"]["pool"]["like_waits"] = waits;
+    });
+    let output = common::shardsim(dir.path(), &["merge", "frozen", "--out", "merged"]);
+    let message = common::stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+    assert!(
+        message.contains("frozen/runs.jsonl: holds frozen statistics"),
+        "{message}"
+    );
+    assert!(!dir.path().join("merged").exists());
+    // A later replication naming more neighbours than the first: merged, not a panic.
+    let extra = slice("extra");
+    forge_runs(&extra, |units| {
+        let list = units[1]["runs"][0]["extended"]["pool"]["neighbour_waits"]
+            .as_array_mut()
+            .unwrap();
+        list.push(list[0].clone());
+    });
+    let output = common::shardsim(dir.path(), &["merge", "extra", "--out", "merged", "-q"]);
+    assert!(output.status.success(), "{}", common::stderr(&output));
+}
+
 #[test]
 fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     let dir = grid_folder(5);
