@@ -38,7 +38,7 @@ shardsim="${SHARDSIM:-target/release/shardsim}"
 
 # The slices an array spec names (3,7 / 0-15:4 / 2-5, with an optional %N limit), one a line.
 expand_array() {
-  local item first last step
+  local item first last step items
   IFS=',' read -ra items <<<"${1%\%*}"
   for item in "${items[@]}"; do
     if [[ "$item" =~ ^([0-9]+)$ ]]; then

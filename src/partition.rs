@@ -265,24 +265,23 @@ pub fn read_inputs(
     rerun: Option<&str>,
 ) -> Result<Vec<Input>, InputError> {
     let folders = expand_parts(folders)?;
-    let by_slice = manifests_by_slice(&folders)?;
-    let Some((_, first)) = by_slice.iter().next() else {
+    let (mut inputs, by_slice) = read_manifests(&folders)?;
+    // The input holding the lowest slice comes first: the merge takes the scenario's copy from
+    // it, whatever the order the folders were named in.
+    let Some(&first) = by_slice.values().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
-    let head = first.manifest.clone();
+    inputs.swap(0, first);
+    let head = &inputs[0].manifest;
     let missing: Vec<String> = (0..head.slices)
         .filter(|k| !by_slice.contains_key(k))
         .map(|k| k.to_string())
         .collect();
     if !missing.is_empty() && !partial {
-        return Err(missing_slices(&missing, &head, rerun));
+        return Err(missing_slices(&missing, head, rerun));
     }
-    let mut inputs: Vec<Input> = Vec::new();
-    for input in by_slice.into_values() {
-        if !inputs.iter().any(|seen| seen.folder == input.folder) {
-            verify(&input)?;
-            inputs.push(input);
-        }
+    for input in &inputs {
+        verify(input)?;
     }
     Ok(inputs)
 }
@@ -332,11 +331,6 @@ pub fn fingerprint_file(path: &Path) -> std::io::Result<String> {
         hash.add(&buffer[..read]);
     }
     Ok(hash.finish())
-}
-
-/// The folder name of slice `k` in a folder of slices, as the deploy scripts write it.
-pub fn slice_folder_name(k: usize) -> String {
-    format!("slice-{k}")
 }
 
 /// `folders` with each folder of slices (no manifest of its own, `slice-*` folders inside)
@@ -398,12 +392,14 @@ fn missing_slices(missing: &[String], head: &Manifest, rerun: Option<&str>) -> I
     )
 }
 
-/// Every folder's manifest by each slice it covers: all of one run, each slice once.
-fn manifests_by_slice(folders: &[PathBuf]) -> Result<BTreeMap<usize, Input>, InputError> {
-    let mut by_slice: BTreeMap<usize, Input> = BTreeMap::new();
+/// Every folder's manifest, checked to be of one run, and which of them holds each slice:
+/// each slice once.
+fn read_manifests(folders: &[PathBuf]) -> Result<(Vec<Input>, BTreeMap<usize, usize>), InputError> {
+    let mut inputs: Vec<Input> = Vec::with_capacity(folders.len());
+    let mut by_slice: BTreeMap<usize, usize> = BTreeMap::new();
     for folder in folders {
         let manifest = read_manifest(folder)?;
-        if let Some(first) = by_slice.values().next() {
+        if let Some(first) = inputs.first() {
             let head = &first.manifest;
             let differs = [
                 (head.shardsim != manifest.shardsim, "shardsim version"),
@@ -434,26 +430,25 @@ fn manifests_by_slice(folders: &[PathBuf]) -> Result<BTreeMap<usize, Input>, Inp
                     ),
                 ));
             }
-            if let Some(other) = by_slice.get(&slice) {
+            if let Some(&other) = by_slice.get(&slice) {
+                let holder = inputs.get(other).map_or(folder, |input| &input.folder);
                 return Err(InputError::file(
                     folder,
                     format!(
                         "holds slice {slice} of {}, as {} does: give each slice once",
                         manifest.slices,
-                        other.folder.display()
+                        holder.display()
                     ),
                 ));
             }
-            by_slice.insert(
-                slice,
-                Input {
-                    folder: folder.clone(),
-                    manifest: manifest.clone(),
-                },
-            );
+            by_slice.insert(slice, inputs.len());
         }
+        inputs.push(Input {
+            folder: folder.clone(),
+            manifest,
+        });
     }
-    Ok(by_slice)
+    Ok((inputs, by_slice))
 }
 
 fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
