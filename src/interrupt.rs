@@ -1,14 +1,26 @@
 //! What happens when the user interrupts a run (Ctrl-C, SIGTERM): every registered cleanup
 //! runs — a temporary output folder is removed, a calibration schema dropped — and the process
-//! exits with 130, saying what was undone. One handler for the process, installed on first use.
+//! exits with 130, saying what is true afterwards. One handler for the process, installed on
+//! first use.
+//!
+//! Putting results in place and undoing them must never interleave: a cleanup that removes a
+//! temporary folder while the commit exchanges it into place would delete the new results
+//! with the old. So a commit runs inside [`hold_off`]: an interrupt that arrives during it
+//! waits for it to finish, and then reports the results as in place ([`note_done`]) rather
+//! than undone; an interrupt that arrived before it stops it from starting.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 /// A cleanup and what it tells the user it did.
-type Entry = (u64, &'static str, Arc<dyn Fn() + Send + Sync>);
+type Entry = (u64, String, Arc<dyn Fn() + Send + Sync>);
 
 static CLEANUPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+/// What the run has finished for good ("the new results are in place in …"), told on an
+/// interrupt after the commit.
+static DONE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Held by a commit and by the handler: the two exclude each other.
+static EXCLUSIVE: Mutex<()> = Mutex::new(());
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 static HANDLER: Once = Once::new();
 /// Set when the user interrupts: the handler is cleaning up and will exit the process.
@@ -20,24 +32,48 @@ pub struct Cleanup(u64);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        if let Ok(mut cleanups) = CLEANUPS.lock() {
-            cleanups.retain(|(id, _, _)| *id != self.0);
-        }
+        lock(&CLEANUPS).retain(|(id, _, _)| *id != self.0);
     }
 }
 
 /// Runs `cleanup` if the process is interrupted before the returned guard is dropped; `note`
 /// says what it undid ("nothing was written").
-pub fn on_interrupt(note: &'static str, cleanup: impl Fn() + Send + Sync + 'static) -> Cleanup {
+pub fn on_interrupt(
+    note: impl Into<String>,
+    cleanup: impl Fn() + Send + Sync + 'static,
+) -> Cleanup {
     HANDLER.call_once(|| {
         // If another handler is installed (a library user's), it keeps its own behaviour.
         let _ = ctrlc::set_handler(run_cleanups_and_exit);
     });
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    if let Ok(mut cleanups) = CLEANUPS.lock() {
-        cleanups.push((id, note, Arc::new(cleanup)));
-    }
+    lock(&CLEANUPS).push((id, note.into(), Arc::new(cleanup)));
     Cleanup(id)
+}
+
+/// Keeps interrupts out while it lives: an interrupt that arrives meanwhile waits, then runs
+/// the cleanups still registered. Taken by a commit around the step that puts results in
+/// place, together with dropping that output's [`Cleanup`] and calling [`note_done`].
+#[derive(Debug)]
+pub struct HoldOff(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+/// Starts a section no interrupt may cut into. When the user has interrupted already, never
+/// returns: the handler is undoing the run and exits the process.
+pub fn hold_off() -> HoldOff {
+    let guard = lock(&EXCLUSIVE);
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        drop(guard);
+        // The handler, free to run now, undoes the run and exits the process.
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    HoldOff(guard)
+}
+
+/// Records what the run has finished for good, told if an interrupt comes later.
+pub fn note_done(what: String) {
+    lock(&DONE).push(what);
 }
 
 /// If the user interrupted, waits for the handler to finish its cleanups and exit with 130:
@@ -49,20 +85,35 @@ pub fn wait_if_interrupted() {
     }
 }
 
+/// Whether the user has interrupted the run (the handler is undoing it).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// A lock that a panic elsewhere does not make unusable (the data are plain lists).
+fn lock<T>(mutex: &'static Mutex<T>) -> MutexGuard<'static, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn run_cleanups_and_exit() {
+    // Set before waiting, so the main thread, whatever it finishes meanwhile, waits for us.
     INTERRUPTED.store(true, Ordering::SeqCst);
-    let cleanups: Vec<Entry> = CLEANUPS.lock().map(|c| c.clone()).unwrap_or_default();
-    let mut notes: Vec<&str> = Vec::new();
+    let _exclusive = lock(&EXCLUSIVE);
+    let cleanups: Vec<Entry> = lock(&CLEANUPS).clone();
+    let mut notes: Vec<String> = lock(&DONE).clone();
     for (_, note, cleanup) in &cleanups {
         cleanup();
         if !notes.contains(note) {
-            notes.push(note);
+            notes.push(note.clone());
         }
     }
-    if notes.is_empty() {
-        eprintln!("error: interrupted");
+    let line = if notes.is_empty() {
+        "error: interrupted".to_owned()
     } else {
-        eprintln!("error: interrupted; {}", notes.join("; "));
-    }
+        format!("error: interrupted; {}", notes.join("; "))
+    };
+    crate::stdout::eprint_line(&line);
     std::process::exit(130);
 }

@@ -20,6 +20,7 @@
 //! - [`progress`]: progress bars while a sweep runs;
 //! - [`stdout`]: standard output, where a closed pipe ends the program quietly;
 //! - [`units`]: quantities in people's units;
+//! - [`interrupt`] and [`faults`]: what Ctrl-C undoes, and the signals tests inject;
 //! - [`cli`] and [`app`]: the command line and the orchestration behind it.
 //!
 //! The exact core is [`model::ShardedCounter`], which reproduces the model's reference example:
@@ -44,6 +45,7 @@ pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod faults;
 pub mod grid;
 pub mod input;
 pub mod interrupt;

@@ -17,7 +17,10 @@ fn main() -> ExitCode {
             let subcommand = std::env::args()
                 .nth(1)
                 .filter(|name| Cli::command().find_subcommand(name).is_some());
-            eprintln!("error: {}", values::one_line(&err, subcommand.as_deref()));
+            shardsim::stdout::eprint_line(&format!(
+                "error: {}",
+                values::one_line(&err, subcommand.as_deref())
+            ));
             return ExitCode::from(error::EXIT_BAD_INPUT);
         }
     };
@@ -26,7 +29,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            shardsim::stdout::eprint_line(&format!("error: {err:#}"));
             ExitCode::from(error::exit_code(&err))
         }
     }

@@ -145,7 +145,7 @@ impl StepBar {
                 }
                 bar.set_message(what.to_owned());
             }
-            None if !self.quiet => eprintln!("{what}"),
+            None if !self.quiet => crate::stdout::eprint_line(what),
             None => {}
         }
     }

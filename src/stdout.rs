@@ -2,7 +2,8 @@
 //! (`shardsim run … | head -1`) is not an error: the rest of the output is dropped quietly and
 //! the subcommand ends as it would have (exit 0, or 1 for a failed check). Any other failure
 //! to write (a full disk behind `> file`) is an error naming standard output, exit 3, never a
-//! panic.
+//! panic. Standard error is written through [`eprint_line`], which never panics: when even
+//! it cannot be written (`2>/dev/full`), the line is dropped and the exit code still tells.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,15 @@ pub fn print(text: impl AsRef<[u8]>) -> Result<(), IoFailure> {
         CLOSED.store(true, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// Writes one line to standard error; a failure to write it is ignored (there is nowhere left
+/// to report it), where `eprintln!` would panic.
+pub fn eprint_line(line: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(line.as_bytes());
+    let _ = err.write_all(b"\n");
+    let _ = err.flush();
 }
 
 /// Writes `bytes` to `out` and flushes it; `Ok(true)` when the reader had closed it, an

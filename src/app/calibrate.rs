@@ -29,7 +29,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
     };
     let say = |line: &str| {
         if !args.quiet {
-            eprintln!("{line}");
+            crate::stdout::eprint_line(line);
         }
     };
     say(&format!(
@@ -51,7 +51,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
     staging.commit()?;
     if args.quiet {
         for warning in calibration.warnings() {
-            eprintln!("warning: {warning}");
+            crate::stdout::eprint_line(&format!("warning: {warning}"));
         }
     } else {
         crate::stdout::print(terminal::calibration_table(&calibration))?;
@@ -135,7 +135,7 @@ fn announce_validation(
     use crate::calibrate::validate;
     let say = |line: &str| {
         if !args.quiet {
-            eprintln!("{line}");
+            crate::stdout::eprint_line(line);
         }
     };
     say(&format!(
@@ -159,7 +159,7 @@ fn announce_validation(
     )
     .unwrap_or_default();
     for warning in validate::calibration_warnings(&calibration_text) {
-        eprintln!("warning: {warning}");
+        crate::stdout::eprint_line(&format!("warning: {warning}"));
     }
     Ok(())
 }

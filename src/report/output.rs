@@ -40,8 +40,8 @@ pub struct Staging {
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
-    /// Removes the temporary folder if the run is interrupted.
-    _on_interrupt: crate::interrupt::Cleanup,
+    /// Removes the temporary folder if the run is interrupted before the commit.
+    on_interrupt: Option<crate::interrupt::Cleanup>,
 }
 
 impl Staging {
@@ -57,15 +57,17 @@ impl Staging {
         check_replaceable(target)?;
         let temp = parent.join(temporary_name(&name, Kind::Partial));
         // Registered before it exists, so a signal at any moment from here removes it.
-        let on_interrupt = register(&temp);
-        fs::create_dir(&temp)
-            .and_then(|()| fs::write(temp.join(STAMP), stamp()))
-            .map_err(|err| IoFailure::new(target, format!("cannot write here: {err}")))?;
+        let on_interrupt = register(&temp, target);
+        let cannot = |err: io::Error| IoFailure::new(target, format!("cannot write here: {err}"));
+        fs::create_dir(&temp).map_err(cannot)?;
+        // A kill here leaves an empty folder, which the next run knows for a dead run's.
+        crate::faults::at("staging-made");
+        fs::write(temp.join(STAMP), stamp()).map_err(cannot)?;
         Ok(Staging {
             target: target.to_path_buf(),
             temp,
             committed: false,
-            _on_interrupt: on_interrupt,
+            on_interrupt: Some(on_interrupt),
         })
     }
 
@@ -87,7 +89,12 @@ impl Staging {
     /// Moves the finished output into place, replacing the previous output folder; the marker
     /// lists every file written. Refused, naming the file, when something not shardsim's
     /// appeared in the output folder during the run.
+    ///
+    /// An interrupt cannot cut into the step that puts the results in place: before it, the
+    /// interrupt removes the new results and leaves the previous ones untouched; during it, it
+    /// waits, and then says the new results are in place.
     pub fn commit(mut self) -> anyhow::Result<()> {
+        use crate::faults::at;
         check_replaceable(&self.target)?;
         let fail = |err: io::Error| {
             IoFailure::new(&self.target, format!("cannot move the results here: {err}"))
@@ -101,14 +108,31 @@ impl Staging {
         names.sort();
         let marker = format!("{MARKER_HEADER}\n{}\n", names.join("\n"));
         self.write(MARKER, marker.as_bytes()).map_err(fail)?;
+        at("commit-marked");
         // From here the folder is recognised by its marker.
         fs::remove_file(self.temp.join(STAMP)).map_err(fail)?;
-        if fs::symlink_metadata(&self.target).is_ok() {
-            replace_folder(&self.temp, &self.target).map_err(fail)?;
+        at("commit-unstamped");
+        let held = crate::interrupt::hold_off();
+        at("commit-held");
+        let previous = if fs::symlink_metadata(&self.target).is_ok() {
+            Some(swap_into_place(&self.temp, &self.target).map_err(fail)?)
         } else {
             fs::rename(&self.temp, &self.target).map_err(fail)?;
-        }
+            None
+        };
+        at("commit-swapped");
         self.committed = true;
+        self.on_interrupt = None;
+        crate::interrupt::note_done(format!(
+            "the new results are in place in {}",
+            self.target.display()
+        ));
+        drop(held);
+        at("commit-released");
+        if let Some(previous) = previous {
+            remove_previous(&previous);
+        }
+        at("commit-done");
         Ok(())
     }
 }
@@ -121,20 +145,40 @@ impl Drop for Staging {
     }
 }
 
-/// Puts the finished folder `temp` in the place of `target`, and removes the previous one.
-/// On Linux the two are exchanged in one step, so `target` always holds a whole output;
-/// elsewhere (or on a file system without the exchange) the previous output is first moved
-/// aside under a name the next run recognises and restores if this process dies in between.
-fn replace_folder(temp: &Path, target: &Path) -> io::Result<()> {
+/// Puts the finished folder `temp` in the place of `target` and returns where the previous
+/// output now is. On Linux the two are exchanged in one step, so `target` always holds a whole
+/// output; elsewhere (or on a file system without the exchange) the previous output is first
+/// moved aside under a name the next run recognises and restores if this process dies in
+/// between.
+fn swap_into_place(temp: &Path, target: &Path) -> io::Result<PathBuf> {
     if exchange(temp, target).is_ok() {
-        // `temp` now holds the previous output.
-        return fs::remove_dir_all(temp);
+        return Ok(temp.to_path_buf());
     }
     let (parent, name) = place(target).map_err(|err| io::Error::other(err.to_string()))?;
     let old = parent.join(temporary_name(&name, Kind::Old));
     fs::rename(target, &old)?;
     fs::rename(temp, target)?;
-    fs::remove_dir_all(&old)
+    Ok(old)
+}
+
+/// Removes a previous output after the new one took its place. It is stamped first and the
+/// stamp removed last, so that a kill midway leaves a folder the next run knows for a dead
+/// run's and removes; a failure leaves it for that run too (the new results are in place).
+fn remove_previous(folder: &Path) {
+    let _ = fs::write(folder.join(STAMP), stamp());
+    if let Ok(entries) = fs::read_dir(folder) {
+        for entry in entries.filter_map(|entry| entry.ok()) {
+            if entry.file_name() == STAMP {
+                continue;
+            }
+            let _ = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => fs::remove_dir_all(entry.path()),
+                _ => fs::remove_file(entry.path()),
+            };
+        }
+    }
+    let _ = fs::remove_file(folder.join(STAMP));
+    let _ = fs::remove_dir(folder);
 }
 
 #[cfg(target_os = "linux")]
@@ -301,12 +345,15 @@ fn dead_leftover(file_name: &str, name: &str, kind: Kind) -> bool {
 }
 
 /// Whether a leftover is really shardsim's: a file by its name, a folder by its stamp or its
-/// marker (a user's folder that merely has such a name is kept).
+/// marker, or an empty folder (a kill between making it and stamping it); a user's folder
+/// that merely has such a name is kept.
 fn is_ours(path: &Path) -> bool {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_file() => true,
         Ok(meta) if meta.is_dir() => {
-            path.join(STAMP).is_file() || listed_files(&path.join(MARKER)).is_some()
+            path.join(STAMP).is_file()
+                || listed_files(&path.join(MARKER)).is_some()
+                || fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
         }
         _ => false,
     }
@@ -385,9 +432,17 @@ fn remove_stale(parent: &Path, name: &str) {
 }
 
 /// Removes the temporary folder if the run is interrupted; the returned guard unregisters it.
-fn register(temp: &Path) -> crate::interrupt::Cleanup {
+fn register(temp: &Path, target: &Path) -> crate::interrupt::Cleanup {
     let folder = temp.to_path_buf();
-    crate::interrupt::on_interrupt("nothing was written", move || {
+    let note = if fs::symlink_metadata(target).is_ok() {
+        format!(
+            "nothing was written; the previous results in {} are untouched",
+            target.display()
+        )
+    } else {
+        "nothing was written".to_owned()
+    };
+    crate::interrupt::on_interrupt(note, move || {
         // A worker may still be writing a file into it: try again if it reappears.
         for _ in 0..3 {
             let _ = fs::remove_dir_all(&folder);
@@ -399,10 +454,24 @@ fn register(temp: &Path) -> crate::interrupt::Cleanup {
 }
 
 /// Whether a process with this id runs (Linux's `/proc`; elsewhere assume it does, so nothing
-/// of a live run is removed).
+/// of a live run is removed). A process killed but not yet reaped by its parent (a zombie,
+/// state `Z`, or `X` as it goes) runs no more and writes nothing.
 fn process_alive(pid: u32) -> bool {
     let proc = Path::new("/proc");
-    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
+    if !proc.join("self").exists() {
+        return true;
+    }
+    match fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
+        Ok(stat) => !matches!(process_state(&stat), Some('Z' | 'X' | 'x')),
+        Err(_) => proc.join(pid.to_string()).exists(),
+    }
+}
+
+/// The state letter of a `/proc/PID/stat` line: the field after the command name, which is in
+/// parentheses and may itself hold spaces and parentheses.
+fn process_state(stat: &str) -> Option<char> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().next()?.chars().next()
 }
 
 /// The files a marker lists, or `None` when the file is not a marker shardsim wrote.
@@ -426,7 +495,10 @@ fn foreign_entries(folder: &Path, depth: usize) -> io::Result<Option<Vec<String>
     for entry in fs::read_dir(folder)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name == MARKER || listed.contains(&name) {
+        // A listed name is ours only as the regular file shardsim wrote: a user's folder or
+        // link that took an artefact's name is theirs.
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && (name == MARKER || listed.contains(&name)) {
             continue;
         }
         let nested_output = entry.file_type().is_ok_and(|t| t.is_dir())

@@ -5,6 +5,7 @@ mod behaviours;
 mod cli;
 mod clients;
 mod closed;
+mod commit;
 mod common;
 mod database;
 mod determinism;
