@@ -329,7 +329,24 @@ fn requests_per_run(scenario: &Scenario, arrivals: f64) -> f64 {
     let neighbour_requests: f64 = features.pool.as_ref().map_or(0.0, |pool| {
         pool.neighbours.iter().map(|n| n.rate_per_s).sum::<f64>() * scenario.duration_s()
     });
-    arrivals * retries + reads + neighbour_requests
+    arrivals * retries + reads + neighbour_requests + periodic_events(scenario)
+}
+
+/// The events a run schedules on a clock rather than per request: each region's syncs to
+/// every other region, and the reconciliation's passes.
+fn periodic_events(scenario: &Scenario) -> f64 {
+    let seconds = scenario.duration_s();
+    let syncs = scenario.regions.as_ref().map_or(0.0, |plan| {
+        let regions = plan.names.len() as f64;
+        let per_s = 1e9 / plan.sync_every.max(1) as f64;
+        seconds * per_s * regions * (regions - 1.0).max(1.0)
+    });
+    let passes = scenario
+        .likes
+        .as_ref()
+        .and_then(|plan| plan.reconcile.as_ref())
+        .map_or(0.0, |r| seconds * 1e9 / r.every.max(1) as f64);
+    syncs + passes
 }
 
 /// The keys one engine is expected to touch and the rows they hold (the most of any variant).

@@ -64,6 +64,11 @@ pub struct MergeArgs {
     #[arg(long, value_name = "COMMAND")]
     pub rerun: Option<String>,
 
+    /// How many slices the sweep has (the deploy scripts pass theirs): every missing slice is
+    /// named even when none could be read.
+    #[arg(long, value_name = "M", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub slices: Option<u32>,
+
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
@@ -241,6 +246,12 @@ pub struct RunArgs {
     /// Exit 0 even when no shard count meets the scenario's [slo] (report only).
     #[arg(long)]
     pub no_fail: bool,
+
+    /// Check the scenario, the slice and the memory and work budgets, say what the run would
+    /// simulate, and write nothing (the deploy scripts check a slice this way before
+    /// submitting).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Flags of `shardsim plan`.

@@ -34,6 +34,9 @@ pub struct MergeRequest<'a> {
     pub out_dir: &'a Path,
     /// The command that re-runs slices given their numbers, named with missing slices.
     pub rerun: Option<&'a str>,
+    /// The slice count, when the caller knows it: names every missing slice even when none
+    /// could be read.
+    pub slices: Option<usize>,
     /// Join only these slices, for a later merge (missing slices allowed).
     pub partial: bool,
     /// Whether to print.
@@ -60,7 +63,12 @@ pub fn merge(request: &MergeRequest<'_>) -> anyhow::Result<()> {
         )
         .into());
     }
-    let inputs = partition::read_inputs(request.parts, request.partial, request.rerun)?;
+    let inputs = partition::read_inputs(
+        request.parts,
+        request.partial,
+        request.rerun,
+        request.slices,
+    )?;
     let head = inputs[0].manifest.clone();
     let grid = reload_grid(&head)?;
     let sources = Sources::of(&grid, &inputs)?;

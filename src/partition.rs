@@ -256,38 +256,94 @@ pub struct Input {
 /// of slices (`parts/`, its `slice-*` folders) — and verifies each folder's files against the
 /// fingerprints its manifest recorded (streamed: nothing is held). Refuses a folder that is not
 /// a slice, slices of different scenarios, seeds, versions or slice counts, and a slice given
-/// twice; unless `partial`, also missing slices, named all at once by the numbers a re-run
-/// takes, after `rerun` when it is given (the command that re-runs slices, given their
-/// numbers).
+/// twice. A slice that is missing (unless `partial`), whose folder cannot be read as a slice's
+/// or whose files changed since it was written is refused with every other such slice in one
+/// message, by the numbers a re-run takes, after `rerun` when it is given (the command that
+/// re-runs slices, given their numbers). `expected` is the slice count when the caller knows
+/// it (the deploy scripts do): it names the missing slices even when none could be read.
 pub fn read_inputs(
     folders: &[PathBuf],
     partial: bool,
     rerun: Option<&str>,
+    expected: Option<usize>,
 ) -> Result<Vec<Input>, InputError> {
     let folders = expand_parts(folders)?;
-    let (mut inputs, by_slice) = read_manifests(&folders)?;
+    let (mut inputs, mut by_slice, mut broken) = read_manifests(&folders)?;
+    let recorded = inputs
+        .first()
+        .map(|first| (first.folder.clone(), first.manifest.clone()));
+    let mut changed = Vec::new();
+    inputs.retain(|input| match verify(input) {
+        Ok(()) => true,
+        Err(problem) => {
+            changed.push((input.manifest.covered(), problem));
+            false
+        }
+    });
+    for (covered, reason) in changed {
+        for slice in &covered {
+            by_slice.remove(slice);
+        }
+        broken.push((covered, reason));
+    }
+    // Indexes into `inputs` shifted where a changed input was dropped: rebuild them.
+    by_slice.clear();
+    for (index, input) in inputs.iter().enumerate() {
+        for slice in input.manifest.covered() {
+            by_slice.insert(slice, index);
+        }
+    }
+    let slices = match (recorded, expected) {
+        (Some((folder, manifest)), Some(count)) if manifest.slices != count => {
+            return Err(InputError::file(
+                &folder,
+                format!(
+                    "is slice {} of {}, not of the {count} slices --slices names: merge the slices of one run",
+                    describe_covered(&manifest),
+                    manifest.slices
+                ),
+            ));
+        }
+        (Some((_, manifest)), _) => manifest.slices,
+        (None, Some(count)) => count,
+        (None, None) if broken.is_empty() => {
+            return Err(InputError::flag("merge", "name the slices' folders"));
+        }
+        (None, None) => {
+            let (covered, reason) = &broken[0];
+            let first = covered.first().copied().unwrap_or(0);
+            return Err(InputError::flag(
+                "merge",
+                format!(
+                    "no slice could be read (slice {first}: {reason}); re-run the sweep, or pass --slices M to have every slice to re-run named"
+                ),
+            ));
+        }
+    };
+    let missing: Vec<usize> = (0..slices)
+        .filter(|k| !by_slice.contains_key(k) && !broken.iter().any(|(c, _)| c.contains(k)))
+        .collect();
+    if !broken.is_empty() || (!missing.is_empty() && !partial) {
+        return Err(unusable_slices(
+            &missing,
+            &broken,
+            slices,
+            by_slice.len(),
+            rerun,
+        ));
+    }
     // The input holding the lowest slice comes first: the merge takes the scenario's copy from
     // it, whatever the order the folders were named in.
     let Some(&first) = by_slice.values().next() else {
         return Err(InputError::flag("merge", "name the slices' folders"));
     };
     inputs.swap(0, first);
-    let head = &inputs[0].manifest;
-    let missing: Vec<String> = (0..head.slices)
-        .filter(|k| !by_slice.contains_key(k))
-        .map(|k| k.to_string())
-        .collect();
-    if !missing.is_empty() && !partial {
-        return Err(missing_slices(&missing, head, rerun));
-    }
-    for input in &inputs {
-        verify(input)?;
-    }
     Ok(inputs)
 }
 
-/// Checks an input's files against the fingerprints its manifest recorded.
-fn verify(input: &Input) -> Result<(), InputError> {
+/// Checks an input's files against the fingerprints its manifest recorded; what is wrong, in
+/// a few words, when they do not match.
+fn verify(input: &Input) -> Result<(), String> {
     let manifest = &input.manifest;
     let mut files = vec![(RUNS, &manifest.runs_fingerprint)];
     if !manifest.finished.is_empty() {
@@ -295,20 +351,33 @@ fn verify(input: &Input) -> Result<(), InputError> {
     }
     for (name, recorded) in files {
         let path = input.folder.join(name);
-        let found = fingerprint_file(&path)
-            .map_err(|err| InputError::file(&path, format!("cannot be read: {err}")))?;
+        match std::fs::metadata(&path) {
+            Err(_) => return Err(format!("its {name} is missing")),
+            Ok(meta) if !meta.is_file() => {
+                return Err(format!("its {name} is not a regular file"));
+            }
+            Ok(_) => {}
+        }
+        let found =
+            fingerprint_file(&path).map_err(|err| format!("its {name} cannot be read: {err}"))?;
         if found != *recorded {
-            return Err(InputError::file(
-                &path,
-                format!(
-                    "changed since slice {} of {} wrote it (its fingerprint is not the one partition.json records): re-run that slice",
-                    describe_covered(manifest),
-                    manifest.slices
-                ),
+            return Err(format!(
+                "its {name} changed since the slice wrote it: the fingerprint differs from partition.json's"
             ));
         }
     }
     Ok(())
+}
+
+/// Why a `slice-K` entry's manifest cannot be read, in a few words.
+fn manifest_problem(folder: &Path) -> String {
+    if !folder.is_dir() {
+        "a file stands in its folder's place".into()
+    } else if !folder.join(MANIFEST).exists() {
+        format!("its {MANIFEST} is missing")
+    } else {
+        format!("its {MANIFEST} cannot be read")
+    }
 }
 
 /// The slices a manifest stands for, as a message names them.
@@ -346,16 +415,13 @@ fn expand_parts(folders: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
             .map_err(|err| InputError::file(folder, format!("cannot be read: {err}")))?;
         let mut slices: Vec<PathBuf> = entries
             .filter_map(|entry| entry.ok())
-            .filter(|entry| {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                name.strip_prefix("slice-")
-                    .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
-            })
             .map(|entry| entry.path())
+            .filter(|path| slice_number(path).is_some())
             .collect();
-        if slices.is_empty() {
-            // Not a folder of slices either: read_manifest names what it lacks.
+        let empty = std::fs::read_dir(folder).is_ok_and(|mut e| e.next().is_none());
+        if slices.is_empty() && !empty {
+            // Not a folder of slices either: read_manifest names what it lacks. An empty one
+            // is a folder of slices none of which was written.
             expanded.push(folder.clone());
             continue;
         }
@@ -365,40 +431,93 @@ fn expand_parts(folders: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     Ok(expanded)
 }
 
-/// The refusal that names every missing slice, and how to re-run them.
-fn missing_slices(missing: &[String], head: &Manifest, rerun: Option<&str>) -> InputError {
-    let given = head.slices - missing.len();
-    let which = match missing {
-        [one] => format!("slice {one} of {} is missing", head.slices),
-        several => format!(
-            "slices {} of {} are missing",
-            several.join(", "),
-            head.slices
-        ),
+/// The refusal that names every slice the merge cannot use — missing, unreadable or changed —
+/// and how to re-run them all.
+fn unusable_slices(
+    missing: &[usize],
+    broken: &[(Vec<usize>, String)],
+    slices: usize,
+    given: usize,
+    rerun: Option<&str>,
+) -> InputError {
+    let list = |numbers: &[usize]| {
+        numbers
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
     };
+    let mut parts = Vec::new();
+    match missing {
+        [] => {}
+        [one] => parts.push(format!("slice {one} of {slices} is missing")),
+        several => parts.push(format!("slices {} of {slices} are missing", list(several))),
+    }
+    // Slices with the same problem are named together, in the order of their first slice.
+    let mut by_reason: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (covered, reason) in broken {
+        match by_reason.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, slices)) => slices.extend(covered),
+            None => by_reason.push((reason, covered.clone())),
+        }
+    }
+    for (reason, mut covered) in by_reason {
+        covered.sort_unstable();
+        let which = match covered.as_slice() {
+            [one] => format!("slice {one}"),
+            several => format!("slices {}", list(several)),
+        };
+        parts.push(format!("{which}: {reason}"));
+    }
+    let mut all: Vec<usize> = missing.to_vec();
+    all.extend(
+        broken
+            .iter()
+            .flat_map(|(covered, _)| covered.iter().copied()),
+    );
+    all.sort_unstable();
+    all.dedup();
+    let numbers: Vec<String> = all.iter().map(usize::to_string).collect();
     let how = match rerun {
-        Some(command) => format!("re-run them: {command} {}", missing.join(",")),
+        Some(command) => format!("re-run them: {command} {}", numbers.join(",")),
         None => format!(
-            "re-run each (shardsim run … --partition K/{}) and merge again",
-            head.slices
+            "re-run {} (shardsim run … --partition K/{slices}) and merge again",
+            if all.len() == 1 { "it" } else { "each" }
         ),
     };
     InputError::flag(
         "merge",
         format!(
-            "{which} ({given} given; slices are numbered 0 … {}): {how}",
-            head.slices - 1
+            "{} ({given} given; slices are numbered 0 … {}): {how}",
+            parts.join("; "),
+            slices.saturating_sub(1)
         ),
     )
 }
 
+/// Slices the merge cannot use, each with the reason: the slices a folder stands for.
+type Broken = Vec<(Vec<usize>, String)>;
+
+/// What [`read_manifests`] found: the readable inputs, which input holds each slice, and the
+/// slices whose folders could not be read.
+type Manifests = (Vec<Input>, BTreeMap<usize, usize>, Broken);
+
 /// Every folder's manifest, checked to be of one run, and which of them holds each slice:
-/// each slice once.
-fn read_manifests(folders: &[PathBuf]) -> Result<(Vec<Input>, BTreeMap<usize, usize>), InputError> {
+/// each slice once. A `slice-K` folder (or file) whose manifest cannot be read is set aside
+/// as slice K with the reason, so that it is named with the others.
+fn read_manifests(folders: &[PathBuf]) -> Result<Manifests, InputError> {
     let mut inputs: Vec<Input> = Vec::with_capacity(folders.len());
     let mut by_slice: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut broken = Broken::new();
     for folder in folders {
-        let manifest = read_manifest(folder)?;
+        let manifest = match (read_manifest(folder), slice_number(folder)) {
+            (Ok(manifest), _) => manifest,
+            (Err(_), Some(slice)) => {
+                broken.push((vec![slice], manifest_problem(folder)));
+                continue;
+            }
+            (Err(err), None) => return Err(err),
+        };
         if let Some(first) = inputs.first() {
             let head = &first.manifest;
             let differs = [
@@ -448,11 +567,26 @@ fn read_manifests(folders: &[PathBuf]) -> Result<(Vec<Input>, BTreeMap<usize, us
             manifest,
         });
     }
-    Ok((inputs, by_slice))
+    Ok((inputs, by_slice, broken))
+}
+
+/// K of a folder named `slice-K`, as the deploy scripts name a slice's folder.
+fn slice_number(folder: &Path) -> Option<usize> {
+    let name = folder.file_name()?.to_str()?;
+    let digits = name.strip_prefix("slice-")?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
 }
 
 fn read_manifest(folder: &Path) -> Result<Manifest, InputError> {
     let path = folder.join(MANIFEST);
+    if folder.exists() && !folder.is_dir() {
+        return Err(InputError::file(
+            folder,
+            "is not a folder, so not a slice's output: re-run that slice",
+        ));
+    }
     if !path.exists() {
         return Err(InputError::file(
             folder,

@@ -64,7 +64,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
 pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
     use crate::calibrate::{backend::Target, validate};
     let target = Target::parse(&args.db)?;
-    if !args.calibration.is_file() {
+    if !args.calibration.exists() {
         return Err(InputError::flag(
             "--calibration",
             format!(
@@ -74,6 +74,8 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    // A folder, a pipe or a device is named as such (opening a FIFO would wait forever).
+    crate::input::check_regular(&args.calibration, "the calibration")?;
     validate::check_calibration(&args.calibration)?;
     drop(target.connect()?);
     let out = args

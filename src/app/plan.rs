@@ -193,6 +193,17 @@ pub(super) fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::R
                 )
                 .into());
             };
+            if rate.is_nan() || rate < crate::scenario::MIN_RATE_PER_S {
+                return Err(InputError::flag(
+                    "--rate",
+                    format!(
+                        "must be at least {:e} per second (one in about eleven days), got {}",
+                        crate::scenario::MIN_RATE_PER_S,
+                        short_number(rate)
+                    ),
+                )
+                .into());
+            }
             if rate > MAX_RATE_PER_S {
                 return Err(InputError::flag(
                     "--rate",
@@ -214,8 +225,9 @@ pub(super) fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::R
                     "-exponential",
                 ),
             };
+            let (rate_name, hold_name) = (short_number(rate), short_number(hold_ms));
             let text = format!(
-                "name = \"rate-{rate}-hold-{hold_ms}{shape}\"\ndescription = \"--rate {rate} --hold-ms {hold_ms}\"\nshards = [1]\n\
+                "name = \"rate-{rate_name}-hold-{hold_name}{shape}\"\ndescription = \"--rate {rate} --hold-ms {hold_ms}\"\nshards = [1]\n\
                  duration_s = 60\n[hold]\n{hold}\n[arrivals]\nrate_per_s = {rate:?}\n"
             );
             Ok(Scenario::parse_grid(
@@ -224,6 +236,17 @@ pub(super) fn plan_scenario(args: &PlanArgs, overrides: &Overrides) -> anyhow::R
                 overrides,
             )?)
         }
+    }
+}
+
+/// A number as a name shows it: plainly (`5000`, `0.5`), or in scientific notation when the
+/// plain form is long (`1e-9`).
+fn short_number(value: f64) -> String {
+    let plain = value.to_string();
+    if plain.len() <= 12 {
+        plain
+    } else {
+        format!("{value:e}")
     }
 }
 

@@ -24,6 +24,18 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     }
     let mut scenario = grid.configurations.remove(0).scenario;
     admit(&mut scenario, &args.flags)?;
+    if args.dry_run {
+        let estimate = budget::estimate(&scenario, threads(&args.flags));
+        return dry_run_report(
+            &args.flags,
+            &format!(
+                "{} shard counts × {} replications",
+                scenario.variants().len(),
+                scenario.replications
+            ),
+            &[estimate],
+        );
+    }
     let out_dir = args
         .out
         .clone()
@@ -91,6 +103,23 @@ pub(super) fn run_grid(
     }
     // A slice's work: its share of each configuration's replications.
     let units = crate::partition::units(&grid);
+    if let Some(p) = partition
+        && p.slices > units.len()
+    {
+        return Err(InputError::flag(
+            "--partition",
+            format!(
+                "{} slices for a grid of {} units (configurations × replications): slices {} … {} would hold no work; \
+                 split it into at most {} slices",
+                p.slices,
+                units.len(),
+                units.len(),
+                p.slices - 1,
+                units.len()
+            ),
+        )
+        .into());
+    }
     let held: Vec<budget::Estimate> = grid
         .configurations
         .iter()
@@ -113,6 +142,27 @@ pub(super) fn run_grid(
         threads(&args.flags),
         &budget::Budget::of(args.flags.max_memory),
     )?;
+    if args.dry_run {
+        let what = match partition {
+            Some(p) => format!(
+                "slice {} of {}: {} of the grid's {} units (configurations × replications)",
+                p.slice,
+                p.slices,
+                units
+                    .iter()
+                    .enumerate()
+                    .filter(|(u, _)| p.holds(*u))
+                    .count(),
+                units.len()
+            ),
+            None => format!(
+                "{} configurations, {} units (configurations × replications)",
+                grid.configurations.len(),
+                units.len()
+            ),
+        };
+        return dry_run_report(&args.flags, &what, &held);
+    }
     let text = crate::input::read_text(
         &args.scenario,
         crate::input::MAX_SCENARIO_BYTES,
@@ -143,11 +193,36 @@ pub(super) fn run_grid(
     pool.install(|| crate::grid::run(&grid, &run))
 }
 
+/// What `run --dry-run` says once the run is admitted: what it would simulate, its work and
+/// its estimated memory against the budget.
+fn dry_run_report(
+    flags: &ScenarioFlags,
+    what: &str,
+    estimates: &[budget::Estimate],
+) -> anyhow::Result<()> {
+    if flags.quiet {
+        return Ok(());
+    }
+    let requests: f64 = estimates.iter().map(|e| e.requests).sum();
+    let memory = estimates.iter().map(|e| e.fixed_bytes).max().unwrap_or(0);
+    let limit = budget::Budget::of(flags.max_memory);
+    crate::stdout::print(format!(
+        "dry run: {what}; about {} requests, {} of memory for the largest configuration \
+         (within {} of {}); nothing written\n",
+        crate::report::units::quantity(requests),
+        crate::units::human_bytes(memory),
+        limit.source,
+        crate::units::human_bytes(limit.bytes)
+    ))?;
+    Ok(())
+}
+
 pub(super) fn merge_slices(args: &MergeArgs) -> anyhow::Result<()> {
     crate::merge::merge(&crate::merge::MergeRequest {
         parts: &args.parts,
         out_dir: &args.out,
         rerun: args.rerun.as_deref(),
+        slices: args.slices.map(|m| m as usize),
         partial: args.partial,
         print: !args.quiet,
     })

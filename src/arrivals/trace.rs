@@ -332,25 +332,75 @@ struct TraceRows {
 }
 
 /// A reader that fails on a line longer than [`MAX_LINE_BYTES`], so the CSV parser never
-/// buffers an unbounded record.
+/// buffers an unbounded record, and on a quote left open at the end of its line. The csv
+/// crate lets a quoted field run over line breaks (and to the end of the file), so one stray
+/// quote would swallow every arrival after it into one key; a trace's fields never hold a line
+/// break, so a quote must close on its own line (`""` inside a quoted field is a quote).
 #[derive(Debug)]
 struct LineGuard<R> {
     inner: R,
     line_bytes: usize,
+    /// The line being read, from 1.
+    line: u64,
+    /// Whether a quote is open.
+    in_quote: bool,
 }
+
+/// A quote opened on `line` and not closed before the line ended.
+#[derive(Debug)]
+struct UnclosedQuote {
+    line: u64,
+}
+
+impl std::fmt::Display for UnclosedQuote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a quote (\") is not closed before the end of the line: close it (a field never spans lines), or write a quote inside a quoted field as \"\""
+        )
+    }
+}
+
+impl std::error::Error for UnclosedQuote {}
 
 impl<R: Read> LineGuard<R> {
     fn new(inner: R) -> Self {
         LineGuard {
             inner,
             line_bytes: 0,
+            line: 1,
+            in_quote: false,
         }
+    }
+
+    /// Follows the quotes and lines of `bytes`; an error at a line break inside a quote.
+    fn check_quotes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        for &byte in bytes {
+            match byte {
+                b'"' => self.in_quote = !self.in_quote,
+                b'\n' | b'\r' if self.in_quote => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        UnclosedQuote { line: self.line },
+                    ));
+                }
+                b'\n' => self.line += 1,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 
 impl<R: Read> Read for LineGuard<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let read = self.inner.read(buf)?;
+        if read == 0 && self.in_quote {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                UnclosedQuote { line: self.line },
+            ));
+        }
         let bytes = &buf[..read];
         self.line_bytes = match bytes.iter().rposition(|&b| b == b'\n') {
             Some(last) => read - last - 1,
@@ -365,6 +415,7 @@ impl<R: Read> Read for LineGuard<R> {
                 ),
             ));
         }
+        self.check_quotes(&buf[..read])?;
         Ok(read)
     }
 }
@@ -464,7 +515,12 @@ fn csv_error(path: &Path, line: u64, err: &csv::Error) -> InputError {
             line,
             format!("has {len} fields but the header has {expected_len}"),
         ),
-        csv::ErrorKind::Io(io) => InputError::file(path, format!("cannot read the trace: {io}")),
+        csv::ErrorKind::Io(io) => {
+            match io.get_ref().and_then(|e| e.downcast_ref::<UnclosedQuote>()) {
+                Some(unclosed) => InputError::trace(path, unclosed.line, unclosed.to_string()),
+                None => InputError::file(path, format!("cannot read the trace: {io}")),
+            }
+        }
         _ => InputError::trace(path, line, format!("malformed CSV: {err}")),
     }
 }

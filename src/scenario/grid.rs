@@ -114,7 +114,7 @@ fn check_each_value(
     for (field, values) in entries {
         for value in values {
             let mut one = base.clone();
-            set(&mut one, field, value.clone());
+            set(&mut one, field, value.clone()).map_err(|m| entry_error(path, field, m))?;
             one.try_into::<ScenarioFile>().map_err(|err| {
                 entry_error(
                     path,
@@ -144,7 +144,7 @@ fn configuration(
         rest /= values.len();
     }
     for ((field, values), &digit) in entries.iter().zip(&digits) {
-        set(&mut value, field, values[digit].clone());
+        set(&mut value, field, values[digit].clone()).map_err(|m| entry_error(path, field, m))?;
         shown.push(show(&values[digit]));
     }
     let describe = || {
@@ -260,19 +260,34 @@ fn in_configuration(err: InputError, configuration: &str) -> InputError {
     }
 }
 
-/// Sets the field at dotted `path` in `table` to `value`, creating tables on the way.
-fn set(table: &mut Value, path: &str, value: Value) {
+/// Sets the field at dotted `path` in `table` to `value`, creating tables on the way. A path
+/// through a value that is not a table — a number (`hold.ms.x`) or a list (`arrivals.profile.
+/// seconds`, a list of tables) — names no field, and is refused saying what is there.
+fn set(table: &mut Value, path: &str, value: Value) -> Result<(), String> {
     let mut at = table;
     let segments: Vec<&str> = path.split('.').collect();
-    for segment in &segments[..segments.len() - 1] {
-        let Value::Table(inner) = at else { return };
+    for (depth, segment) in segments[..segments.len() - 1].iter().enumerate() {
+        let Value::Table(inner) = at else {
+            return Err("names no field of the scenario".into());
+        };
         at = inner
             .entry(segment.to_string())
             .or_insert_with(|| Value::Table(toml::Table::new()));
+        if !at.is_table() {
+            let reached = segments[..=depth].join(".");
+            let what = match at {
+                Value::Array(_) => "a list, whose items a [sweep] entry cannot reach",
+                _ => "a single value, not a table",
+            };
+            return Err(format!(
+                "{reached} is {what}: sweep a field of a table (e.g. \"hold.ms\") or \"{reached}\" itself"
+            ));
+        }
     }
     if let Value::Table(inner) = at {
         inner.insert(segments[segments.len() - 1].to_owned(), value);
     }
+    Ok(())
 }
 
 /// A swept value as its CSV cell: numbers in their shortest form (`1`, `0.2`), strings bare.
@@ -293,9 +308,9 @@ mod tests {
     #[test]
     fn set_creates_and_replaces_nested_fields() {
         let mut table: Value = toml::from_str("[hold]\nms = 1\n").unwrap();
-        set(&mut table, "hold.ms", Value::Float(2.5));
-        set(&mut table, "arrivals.scale", Value::Integer(2));
-        set(&mut table, "policy", Value::String("random".into()));
+        set(&mut table, "hold.ms", Value::Float(2.5)).unwrap();
+        set(&mut table, "arrivals.scale", Value::Integer(2)).unwrap();
+        set(&mut table, "policy", Value::String("random".into())).unwrap();
         assert_eq!(table["hold"]["ms"], Value::Float(2.5));
         assert_eq!(table["arrivals"]["scale"], Value::Integer(2));
         assert_eq!(table["policy"], Value::String("random".into()));

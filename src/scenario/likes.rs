@@ -126,14 +126,14 @@ fn resolve_reconcile(table: &ReconcileTable) -> Result<Reconcile, FieldError> {
         table.every_s,
         "reconcile.every_s",
         "seconds between passes, e.g. every_s = 60",
-        Min::Above(0.0),
+        Min::AtLeast(0.001),
         MAX_DURATION_S,
     )?;
     let rows_per_s = required_number(
         table.rows_per_s,
         "reconcile.rows_per_s",
         "likes-table rows a recount reads a second, e.g. rows_per_s = 100000",
-        Min::Above(0.0),
+        Min::AtLeast(0.001),
         1e12,
     )?;
     Ok(Reconcile {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
-pub use fields::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR};
+pub use fields::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR, MIN_RATE_PER_S};
 pub use file::ScenarioFile;
 pub use machine::MAX_CORES;
 

@@ -69,9 +69,10 @@ fn resolve_table(table: &RegionsTable) -> Result<RegionsPlan, FieldError> {
             ));
         }
     };
+    // The floor keeps the number of syncs finite in practice; the work budget counts them.
     let sync_every_ms = number(
         table.sync_every_ms.unwrap_or(1000.0),
-        Min::Above(0.0),
+        Min::AtLeast(0.001),
         MAX_HOLD_MS,
     )
     .map_err(|m| (field("sync_every_ms"), m))?;

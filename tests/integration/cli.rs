@@ -239,6 +239,24 @@ fn fails_when_a_trace_goes_back_in_time() {
 }
 
 #[test]
+fn fails_when_a_trace_leaves_a_quote_open_naming_its_line() {
+    // Read leniently, the open quote would swallow the two arrivals after it into one key.
+    for (trace, line) in [
+        ("t_ms,key\n0,\"p\n1,q\n2,r\n", 2),
+        ("t_ms,key\n0,p\n1,\"q\"\"x\"\n2,\"r", 4),
+    ] {
+        let message = rejects(&[("test.toml", TRACE_SCENARIO), ("trace.csv", trace)], &[]);
+        assert_mentions(
+            &message,
+            &[
+                &format!("trace.csv: line {line}:"),
+                "a quote (\") is not closed before the end of the line",
+            ],
+        );
+    }
+}
+
+#[test]
 fn fails_when_a_trace_line_has_too_many_fields() {
     let trace = "t_ms,key\n0,p\n1,p,extra\n";
     let message = rejects(&[("test.toml", TRACE_SCENARIO), ("trace.csv", trace)], &[]);

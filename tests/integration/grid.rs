@@ -343,7 +343,7 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["grid-0", "grid-1"],
-            "slice 2 of 3 is missing (2 given; slices are numbered 0 … 2): re-run each",
+            "slice 2 of 3 is missing (2 given; slices are numbered 0 … 2): re-run it",
         ),
         (
             &["grid-1"],
@@ -391,10 +391,123 @@ fn merge_refuses_a_missing_a_repeated_or_a_foreign_slice() {
     let stderr = common::stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("grid-2/runs.jsonl: changed since slice 2 of 3 wrote it"),
+        stderr.contains("slice 2: its runs.jsonl changed since the slice wrote it"),
         "{stderr}"
     );
     assert!(!dir.path().join("merged").exists());
+}
+
+/// Runs the 4 slices of the test grid into `dir/parts/slice-K`.
+fn four_slices(dir: &Path) {
+    for k in 0..4 {
+        run_ok(
+            dir,
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                &format!("{k}/4"),
+                "--out",
+                &format!("parts/slice-{k}"),
+                "--quiet",
+            ],
+        );
+    }
+}
+
+/// `shardsim merge parts --out merged --rerun again.sh` plus `args`: its one error line.
+fn merge_error(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["merge", "parts", "--out", "merged", "--rerun", "again.sh"];
+    all.extend_from_slice(args);
+    let output = common::shardsim(dir, &all);
+    let stderr = common::stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!dir.join("merged").exists());
+    stderr
+}
+
+#[test]
+fn merge_names_every_unusable_slice_at_once_with_one_command_to_re_run_them() {
+    let dir = grid_folder(5);
+    four_slices(dir.path());
+    let parts = dir.path().join("parts");
+    // Slice 0 lost its manifest, a file stands in slice 1's place, slice 2's runs changed and
+    // slice 3 is missing.
+    std::fs::remove_file(parts.join("slice-0/partition.json")).unwrap();
+    std::fs::remove_dir_all(parts.join("slice-1")).unwrap();
+    std::fs::write(parts.join("slice-1"), "not a folder").unwrap();
+    let runs = parts.join("slice-2/runs.jsonl");
+    let edited = std::fs::read_to_string(&runs)
+        .unwrap()
+        .replacen('1', "2", 1);
+    std::fs::write(&runs, edited).unwrap();
+    std::fs::remove_dir_all(parts.join("slice-3")).unwrap();
+    let message = merge_error(dir.path(), &[]);
+    for expected in [
+        "slice 3 of 4 is missing; ",
+        "slice 0: its partition.json is missing; ",
+        "slice 1: a file stands in its folder's place; ",
+        "slice 2: its runs.jsonl changed since the slice wrote it",
+        "(0 given; slices are numbered 0 … 3): re-run them: again.sh 0,1,2,3",
+    ] {
+        assert!(message.contains(expected), "{expected}: {message}");
+    }
+}
+
+#[test]
+fn merge_with_no_slice_written_names_them_all_when_told_the_count() {
+    let dir = grid_folder(5);
+    std::fs::create_dir(dir.path().join("parts")).unwrap();
+    let message = merge_error(dir.path(), &["--slices", "3"]);
+    assert!(
+        message.contains(
+            "slices 0, 1, 2 of 3 are missing (0 given; slices are numbered 0 … 2): re-run them: again.sh 0,1,2"
+        ),
+        "{message}"
+    );
+    // Without the count, the one it could not read is named and the way to name them all.
+    four_slices(dir.path());
+    for k in 0..4 {
+        std::fs::remove_file(dir.path().join(format!("parts/slice-{k}/partition.json"))).unwrap();
+    }
+    let message = merge_error(dir.path(), &[]);
+    assert!(
+        message.contains("no slice could be read") && message.contains("--slices M"),
+        "{message}"
+    );
+    let message = merge_error(dir.path(), &["--slices", "4"]);
+    assert!(
+        message.contains("slices 0, 1, 2, 3: its partition.json is missing")
+            && message.contains("re-run them: again.sh 0,1,2,3"),
+        "{message}"
+    );
+}
+
+#[test]
+fn merge_refuses_a_device_or_a_pipe_as_a_slices_runs_at_once() {
+    let dir = grid_folder(5);
+    four_slices(dir.path());
+    let runs = dir.path().join("parts/slice-1/runs.jsonl");
+    std::fs::remove_file(&runs).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &runs).unwrap();
+    let fifo = dir.path().join("parts/slice-2/runs.jsonl");
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    let message = merge_error(dir.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        message.contains("slices 1, 2: its runs.jsonl is not a regular file")
+            && message.contains("re-run them: again.sh 1,2"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -456,8 +569,34 @@ fn a_bad_sweep_entry_is_a_one_line_error() {
         ("shards = [[1], [2]]", "cannot be swept"),
         ("\"hold.ms\" = [-1, 1]", "hold.ms"),
         ("\"nothing.here\" = [1]", "nothing.here"),
+        (
+            "\"hold.ms.x\" = [1, 2]",
+            "hold.ms is a single value, not a table",
+        ),
+        ("\"seed.x\" = [1, 2]", "seed"),
+        ("\"shards.x\" = [1, 2]", "cannot be swept"),
     ];
-    for (entry, expected) in cases {
+    let with_seed = base.replace("shards = [1]\n", "shards = [1]\nseed = 3\n");
+    let profile = base.replace(
+        "rate_per_s = 100\n",
+        "profile = [{ seconds = 1, rate_per_s = 100 }]\n",
+    );
+    let cases = cases
+        .into_iter()
+        .map(|(entry, expected)| (base.to_owned(), entry, expected))
+        .chain([
+            (
+                with_seed.clone(),
+                "\"seed.x\" = [1, 2]",
+                "seed is a single value, not a table",
+            ),
+            (
+                profile,
+                "\"arrivals.profile.seconds\" = [1, 2]",
+                "arrivals.profile is a list, whose items a [sweep] entry cannot reach",
+            ),
+        ]);
+    for (base, entry, expected) in cases {
         let output = common::run_text(dir.path(), &format!("{base}{entry}\n"), &[]);
         let stderr = common::stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{entry}: {stderr}");

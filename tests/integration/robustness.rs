@@ -486,3 +486,104 @@ fn prints_shell_completions() {
     assert!(output.status.success());
     assert!(stdout(&output).contains("shardsim"));
 }
+
+#[test]
+fn a_tiny_plan_rate_is_refused_naming_the_rate_in_a_short_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = shardsim(
+        dir.path(),
+        &[
+            "plan",
+            "--rate",
+            "1e-300",
+            "--hold-ms",
+            "1",
+            "--p99-ms",
+            "20",
+        ],
+    );
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert_eq!(
+        message.trim(),
+        "error: --rate: must be at least 1e-6 per second (one in about eleven days), got 1e-300"
+    );
+}
+
+#[test]
+fn validate_names_a_device_a_pipe_or_a_folder_as_its_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (calibration, expected) in [
+        (
+            "/dev/zero",
+            "/dev/zero: is not a regular file (a pipe or a device)",
+        ),
+        ("fifo", "fifo: is not a regular file (a pipe or a device)"),
+        (".", ".: is a folder"),
+        ("nope.toml", "nope.toml: no such file"),
+    ] {
+        let output = shardsim(
+            dir.path(),
+            &[
+                "validate",
+                "--calibration",
+                calibration,
+                "--db",
+                "host=/nonexistent user=x",
+            ],
+        );
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        assert!(message.contains(expected), "{calibration}: {message}");
+    }
+}
+
+#[test]
+fn an_unwritable_standard_error_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_shardsim"))
+        .args(["run", "nope.toml"])
+        .current_dir(dir.path())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "bad input, not a panic's 101");
+}
+
+#[test]
+fn periods_have_a_floor_so_a_run_never_spins() {
+    let base = "shards = [1]\nduration_s = 1\n[hold]\ndist = \"constant\"\nms = 1\n[arrivals]\nrate_per_s = 100\n";
+    let regions = format!(
+        "{base}[regions]\nnames = [\"mumbai\", \"singapore\"]\nshares = [0.5, 0.5]\nreplication = \"g-counter\"\nsync_every_ms = 5e-324\nlag_ms = {{ dist = \"constant\", ms = 100 }}\n"
+    );
+    let likes = format!(
+        "{base}[likes_table]\npartitions = 4\ninsert_hold = {{ dist = \"constant\", ms = 0.1 }}\n[reconcile]\nevery_s = 1e-12\nrows_per_s = 100000\n"
+    );
+    for (text, field) in [
+        (regions, "regions.sync_every_ms"),
+        (likes, "reconcile.every_s"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let output = run_text(dir.path(), &text, &[]);
+        let message = stderr(&output);
+        assert!(started.elapsed() < Duration::from_secs(20), "{field}");
+        assert_eq!(output.status.code(), Some(2), "{field}: {message}");
+        assert!(
+            message.contains(field) && message.contains("0.001"),
+            "{message}"
+        );
+    }
+}

@@ -131,6 +131,18 @@ impl Cluster {
         }
     }
 
+    /// Every merge log of the sweep folder `out`, oldest job first.
+    fn merge_logs(&self, out: &str) -> String {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(self.path(out).join("logs"))
+            .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        logs.retain(|path| path.to_string_lossy().contains("/merge."));
+        logs.sort();
+        logs.iter()
+            .map(|path| std::fs::read_to_string(path).unwrap_or_default())
+            .collect()
+    }
+
     /// Asserts that `folder`'s merged files equal the single run's.
     fn assert_merged_like_one_run(&self, folder: &str) {
         for file in FILES {
@@ -138,8 +150,8 @@ impl Cluster {
             let single = std::fs::read(self.path("single").join(file)).unwrap();
             assert!(
                 merged.as_ref().is_ok_and(|merged| *merged == single),
-                "{folder}/{file} is not the single run's ({merged:?}); the merge's log: {}",
-                std::fs::read_to_string(self.path("out/logs/merge.out")).unwrap_or_default()
+                "{folder}/{file} is not the single run's ({merged:?}); the merges' logs: {}",
+                self.merge_logs("out")
             );
         }
     }
@@ -188,7 +200,8 @@ fn a_cancelled_task_is_named_with_its_re_run_which_completes_the_merge() {
     cluster.slurm("scontrol", &["release", &merge]);
     cluster.wait(&[&array, &merge]);
     assert!(!cluster.path("out/merged").exists());
-    let report = std::fs::read_to_string(cluster.path("out/logs/merge.out")).unwrap();
+    let report =
+        std::fs::read_to_string(cluster.path(&format!("out/logs/merge.{merge}.out"))).unwrap();
     let script = crate::common::repo("deploy/slurm-sweep.sh");
     let rerun = format!(
         "slice 2 of 4 is missing (3 given; slices are numbered 0 … 3): re-run them: {} {} 4 {} --only 2",
@@ -204,7 +217,74 @@ fn a_cancelled_task_is_named_with_its_re_run_which_completes_the_merge() {
         .1
         .split(' ')
         .collect();
-    let (array, merge) = cluster.submit(&words[1..], false);
+    let (again, merged) = cluster.submit(&words[1..], false);
+    cluster.wait(&[&again, &merged]);
+    cluster.assert_merged_like_one_run("out/merged");
+    // The failure's report is kept beside the re-run's, and the slice's log of each.
+    let logs = cluster.path("out/logs");
+    assert!(logs.join(format!("merge.{merge}.out")).is_file());
+    assert!(logs.join(format!("merge.{merged}.out")).is_file());
+    assert!(logs.join(format!("slice-2.{again}.out")).is_file());
+    assert!(logs.join(format!("slice-0.{array}.out")).is_file());
+}
+
+#[test]
+#[cfg_attr(
+    not(shardsim_test_slurm),
+    ignore = "needs a Slurm: set SHARDSIM_TEST_SLURM to a cluster's slurm.conf when building the tests (.ci/run starts one)"
+)]
+fn a_sweep_with_no_slice_written_names_every_slice_with_one_re_run() {
+    let cluster = Cluster::new();
+    // Every task cancelled while pending: the merge runs and finds no slice at all.
+    let (array, merge) = cluster.submit(&["grid.toml", "3", "out"], true);
+    cluster.slurm("scancel", &[&array]);
+    cluster.slurm("scontrol", &["release", &merge]);
+    cluster.wait(&[&array, &merge]);
+    let report =
+        std::fs::read_to_string(cluster.path(&format!("out/logs/merge.{merge}.out"))).unwrap();
+    assert!(
+        report.contains(
+            "slices 0, 1, 2 of 3 are missing (0 given; slices are numbered 0 … 2): re-run them: "
+        ) && report.trim_end().ends_with("--only 0,1,2"),
+        "{report}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(shardsim_test_slurm),
+    ignore = "needs a Slurm: set SHARDSIM_TEST_SLURM to a cluster's slurm.conf when building the tests (.ci/run starts one)"
+)]
+fn a_second_sweep_into_a_running_sweeps_folder_is_refused_naming_its_jobs() {
+    let cluster = Cluster::new();
+    let (array, merge) = cluster.submit(&["grid.toml", "4", "out"], true);
+    let queued_before = cluster.slurm("squeue", &["-h"]);
+    for args in [
+        &["grid.toml", "5", "out"][..],
+        &["grid.toml", "4", "out", "--only", "1"],
+    ] {
+        let output = cluster.sweep(args, false);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        assert_eq!(message.trim().lines().count(), 1, "{message}");
+        assert!(
+            message.contains("is still queued or running (jobs")
+                && message.contains(&array)
+                && message.contains(&format!("scancel {array} {merge}")),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        cluster.slurm("squeue", &["-h"]),
+        queued_before,
+        "nothing submitted"
+    );
+    cluster.slurm("scontrol", &["release", &array]);
+    cluster.slurm("scontrol", &["release", &merge]);
+    cluster.wait(&[&array, &merge]);
+    cluster.assert_merged_like_one_run("out/merged");
+    // Once it is done, another sweep into the folder goes ahead.
+    let (array, merge) = cluster.submit(&["grid.toml", "5", "out"], false);
     cluster.wait(&[&array, &merge]);
     cluster.assert_merged_like_one_run("out/merged");
 }
@@ -307,4 +387,90 @@ fn a_slice_over_its_jobs_memory_is_refused_before_any_work() {
         "{log}"
     );
     assert!(!cluster.path("big/parts/slice-0").exists());
+}
+
+/// Runs the sweep script from `cwd` with `args` and `env`, a stand-in `sbatch` first on the
+/// PATH that records being called; returns the output and whether anything was submitted.
+fn script_without_a_cluster(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, bool) {
+    let bin = tempfile::tempdir().unwrap();
+    let called = bin.path().join("called");
+    let sbatch = bin.path().join("sbatch");
+    std::fs::write(
+        &sbatch,
+        format!("#!/bin/sh\ntouch '{}'\nexit 99\n", called.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new(crate::common::repo("deploy/slurm-sweep.sh"));
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .env("SHARDSIM", env!("CARGO_BIN_EXE_shardsim"))
+        .env_remove("SHARDSIM_TASK_MEM")
+        .env_remove("SHARDSIM_TASK_CPUS");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    (output, called.exists())
+}
+
+#[test]
+fn the_sweep_script_fails_early_in_one_line_on_what_it_can_check() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("grid.toml"), GRID).unwrap();
+    let missing_binary = dir.path().join("no/such/folder/shardsim");
+    // (arguments, environment, what the one line says)
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 7] = [
+        (
+            &["scenarios/grid.toml", "4"],
+            &[],
+            "scenarios/grid.toml: no such scenario file",
+        ),
+        (
+            &["grid.toml", "4"],
+            &[("SHARDSIM", missing_binary.to_str().unwrap())],
+            "no shardsim binary at",
+        ),
+        (
+            &["grid.toml", "4", "out", "--only"],
+            &[],
+            "--only needs the slices to re-run",
+        ),
+        (
+            &["grid.toml", "4", "out"],
+            &[("SHARDSIM_TASK_MEM", "8M")],
+            "slice 0 of 4 cannot run in a task of 2 cores and 8M: --max-memory",
+        ),
+        (
+            &["grid.toml", "4", "out"],
+            &[("SHARDSIM_TASK_MEM", "lots")],
+            "SHARDSIM_TASK_MEM is 'lots'",
+        ),
+        (
+            &["grid.toml", "21", "out"],
+            &[],
+            "21 slices for a grid of 20 units",
+        ),
+        (&["grid.toml", "0"], &[], "SLICES is '0'"),
+    ];
+    for (args, env, expected) in cases {
+        let (output, submitted) = script_without_a_cluster(dir.path(), args, env);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+        assert_eq!(message.trim().lines().count(), 1, "{args:?}: {message}");
+        assert!(message.contains(expected), "{args:?}: {message}");
+        assert!(!submitted, "{args:?}: sbatch was called");
+    }
+    // Run from outside the repository, with everything right, it gets as far as sbatch.
+    let (output, submitted) = script_without_a_cluster(dir.path(), &["grid.toml", "4"], &[]);
+    assert!(submitted, "{}", stderr(&output));
 }
