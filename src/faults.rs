@@ -18,6 +18,12 @@ fn planned() -> Option<&'static (String, String)> {
     .as_ref()
 }
 
+/// Whether the plan names `place` with `what` (a fault that is not a signal, such as
+/// `memory-watch:TIGHT`: the memory watch holds the run to 1 MiB).
+pub fn planned_at(place: &str, what: &str) -> bool {
+    planned().is_some_and(|(p, w)| p == place && w == what)
+}
+
 /// Sends the planned signal to this process if the plan names `place`.
 pub fn at(place: &str) {
     if let Some((planned, signal)) = planned()

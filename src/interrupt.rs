@@ -98,6 +98,20 @@ fn lock<T>(mutex: &'static Mutex<T>) -> MutexGuard<'static, T> {
 }
 
 fn run_cleanups_and_exit() {
+    stop(None, 130);
+}
+
+/// Stops the run as an interrupt would — every registered cleanup runs, a commit in progress
+/// first finishes — then prints `error: {reason}; ` and what is true, and exits with `code`.
+/// For a run that must not go on (it passed its memory budget).
+pub fn abort(reason: &str, code: i32) -> ! {
+    HANDLER.call_once(|| {
+        let _ = ctrlc::set_handler(run_cleanups_and_exit);
+    });
+    stop(Some(reason), code)
+}
+
+fn stop(reason: Option<&str>, code: i32) -> ! {
     // Set before waiting, so the main thread, whatever it finishes meanwhile, waits for us.
     INTERRUPTED.store(true, Ordering::SeqCst);
     let _exclusive = lock(&EXCLUSIVE);
@@ -109,11 +123,12 @@ fn run_cleanups_and_exit() {
             notes.push(note.clone());
         }
     }
+    let what = reason.unwrap_or("interrupted");
     let line = if notes.is_empty() {
-        "error: interrupted".to_owned()
+        format!("error: {what}")
     } else {
-        format!("error: interrupted; {}", notes.join("; "))
+        format!("error: {what}; {}", notes.join("; "))
     };
     crate::stdout::eprint_line(&line);
-    std::process::exit(130);
+    std::process::exit(code);
 }

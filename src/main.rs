@@ -26,6 +26,11 @@ fn main() -> ExitCode {
     };
     let outcome = app::run(cli);
     shardsim::interrupt::wait_if_interrupted();
+    if std::env::var_os("SHARDSIM_REPORT_MEMORY").is_some() {
+        // For the tests that hold the memory estimate to the measured peak.
+        let peak = shardsim::budget::peak_resident_bytes().unwrap_or(0);
+        shardsim::stdout::eprint_line(&format!("memory: peak {peak} bytes"));
+    }
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -110,6 +110,7 @@ pub(super) fn admit(scenario: &mut Scenario, flags: &ScenarioFlags) -> Result<()
     let estimate = budget::estimate(scenario, threads(flags));
     let limit = budget::Budget::of(flags.max_memory);
     scenario.queue_limit = budget::admit(scenario, &estimate, &limit)?;
+    budget::watch(&limit, estimate.expected_bytes(scenario.queue_limit));
     Ok(())
 }
 

@@ -33,7 +33,8 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
                 scenario.variants().len(),
                 scenario.replications
             ),
-            &[estimate],
+            estimate.requests,
+            estimate.expected_bytes(scenario.queue_limit),
         );
     }
     let out_dir = args
@@ -120,7 +121,7 @@ pub(super) fn run_grid(
         )
         .into());
     }
-    let held: Vec<budget::Estimate> = grid
+    let held: Vec<(budget::Estimate, u64)> = grid
         .configurations
         .iter()
         .filter_map(|c| {
@@ -133,12 +134,13 @@ pub(super) fn run_grid(
                 .count();
             let mut estimate = budget::estimate(&c.scenario, threads(&args.flags));
             estimate.requests *= reps as f64 / f64::from(c.scenario.replications);
-            (reps > 0).then_some(estimate)
+            (reps > 0).then_some((estimate, c.scenario.queue_limit))
         })
         .collect();
+    let estimates: Vec<budget::Estimate> = held.iter().map(|(e, _)| e.clone()).collect();
     budget::admit_grid(
         &args.scenario,
-        &held,
+        &estimates,
         threads(&args.flags),
         &budget::Budget::of(args.flags.max_memory),
     )?;
@@ -161,7 +163,9 @@ pub(super) fn run_grid(
                 units.len()
             ),
         };
-        return dry_run_report(&args.flags, &what, &held);
+        let requests = estimates.iter().map(|e| e.requests).sum();
+        let bytes = budget::expected_grid_bytes(&held, threads(&args.flags));
+        return dry_run_report(&args.flags, &what, requests, bytes);
     }
     let text = crate::input::read_text(
         &args.scenario,
@@ -198,19 +202,18 @@ pub(super) fn run_grid(
 fn dry_run_report(
     flags: &ScenarioFlags,
     what: &str,
-    estimates: &[budget::Estimate],
+    requests: f64,
+    expected_bytes: u64,
 ) -> anyhow::Result<()> {
     if flags.quiet {
         return Ok(());
     }
-    let requests: f64 = estimates.iter().map(|e| e.requests).sum();
-    let memory = estimates.iter().map(|e| e.fixed_bytes).max().unwrap_or(0);
     let limit = budget::Budget::of(flags.max_memory);
     crate::stdout::print(format!(
-        "dry run: {what}; about {} requests, {} of memory for the largest configuration \
-         (within {} of {}); nothing written\n",
+        "dry run: {what}; about {} requests and {} of memory ({expected_bytes} bytes) expected \
+         at the peak, within {} of {}; nothing written\n",
         crate::report::units::quantity(requests),
-        crate::units::human_bytes(memory),
+        crate::units::human_bytes(expected_bytes),
         limit.source,
         crate::units::human_bytes(limit.bytes)
     ))?;

@@ -13,6 +13,7 @@ mod fuzzing;
 mod grid;
 mod likes;
 mod machine;
+mod memory;
 mod model;
 mod newcomer;
 mod planning;

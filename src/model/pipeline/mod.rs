@@ -758,6 +758,12 @@ impl<O: Observer> Pipeline<O> {
         let id = u32::try_from(self.jobs.len()).expect("fewer than 2^32 jobs in flight");
         self.jobs.push(job);
         self.links.add_job();
+        // Every job in flight costs what a queued request does — a locking read's parts, a
+        // neighbour's request, a like waiting for its connection — so their number is bounded
+        // as the queue's is (the memory budget set the limit).
+        if self.jobs.len() as u64 > self.config.queue_limit {
+            self.saturate();
+        }
         id
     }
 
@@ -1148,6 +1154,9 @@ impl<O: Observer> Pipeline<O> {
     /// Stops serving: the queue passed its limit (see [`super::Engine`]'s saturation).
     #[cold]
     fn saturate(&mut self) {
+        if self.saturated_at.is_some() {
+            return;
+        }
         self.saturated_at = Some(self.now);
         self.calendar = Calendar::new();
         self.sends = Calendar::new();
