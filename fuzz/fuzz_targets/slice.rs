@@ -43,6 +43,7 @@ fn merge_as_slice(data: &[u8], dir: &std::path::Path) {
         parts: std::slice::from_ref(&slice),
         out_dir: &out,
         rerun: None,
+        slices: None,
         partial,
         print: false,
     };
