@@ -851,9 +851,18 @@ mod tests {
         };
         // One row at 1 ms serves 1,000 a second: 1,500 for a minute queues 30,000, and 800 for
         // the next drains 200 a second, so 150 s later it is empty.
-        let q = fluid_over(&segments(&[1500.0, 800.0, 800.0, 800.0]), 1.0, 1000.0, None, None);
+        let q = fluid_over(
+            &segments(&[1500.0, 800.0, 800.0, 800.0]),
+            1.0,
+            1000.0,
+            None,
+            None,
+        );
         assert!((q.most_queued - 30_000.0).abs() < 1e-6, "{q:?}");
-        assert!((q.busy_arrivals - (90_000.0 + 800.0 * 150.0)).abs() < 1e-6, "{q:?}");
+        assert!(
+            (q.busy_arrivals - (90_000.0 + 800.0 * 150.0)).abs() < 1e-6,
+            "{q:?}"
+        );
         // Below the ceiling nothing queues; batching caps what reaches the rows.
         let calm = fluid_over(&segments(&[900.0]), 1.0, 1000.0, None, None);
         assert_eq!(calm.most_queued, 0.0);
@@ -866,7 +875,10 @@ mod tests {
             jobs: 2.0,
         };
         let shared = fluid_over(&segments(&[700.0]), 1.0, 1000.0, None, Some(reads));
-        assert!((shared.most_queued - 200.0 * 60.0).abs() < 1e-6, "{shared:?}");
+        assert!(
+            (shared.most_queued - 200.0 * 60.0).abs() < 1e-6,
+            "{shared:?}"
+        );
     }
 
     #[test]
