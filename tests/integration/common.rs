@@ -6,6 +6,12 @@ use std::process::{Command, Output};
 use shardsim::model::{NoEvents, ShardRun};
 use shardsim::scenario::{Overrides, Scenario};
 
+/// Whether the tests run in CI (`CI=true`, as `.ci/run` is run): there a test whose server or
+/// facility is missing fails instead of skipping.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| value == "true")
+}
+
 /// A path inside the repository.
 pub fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)

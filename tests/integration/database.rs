@@ -46,6 +46,11 @@ impl Server {
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner()),
             }),
+            // In CI a missing server is a failure: .ci/run starts one, and a test that passes
+            // without it would hide a failed install.
+            _ if crate::common::in_ci() => panic!(
+                "{test}: {variable} is not set in CI: the server .ci/run starts did not start"
+            ),
             _ => {
                 eprintln!("skipped {test}: {variable} is not set (.ci/run sets it)");
                 None

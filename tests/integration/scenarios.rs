@@ -252,3 +252,85 @@ fn many_keys_report_their_hottest_and_judge_by_the_busiest() {
         hot.arrivals
     );
 }
+
+#[test]
+fn the_small_shipped_scenarios_match_their_committed_baselines_exactly() {
+    // The runs are deterministic, so any change to what the engine computes — better or worse
+    // — shows here and is re-baselined on purpose (`shardsim check --update`). CI checks every
+    // shipped scenario the same way.
+    for name in [
+        "seed-example",
+        "adaptive",
+        "evening",
+        "batched",
+        "postgres-2core",
+        "two-regions",
+        "retry-storm",
+    ] {
+        let scenario = format!("scenarios/{name}.toml");
+        let output = shardsim(
+            &repo(""),
+            &[
+                "check", &scenario, "--strict", "--rel", "0", "--abs-ms", "0",
+            ],
+        );
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{name}: {text}{}", stderr(&output));
+        assert!(
+            text.contains(&format!("{name}: matches")) && text.contains("exactly"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_exact_check_fails_on_an_improvement_as_on_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        repo("scenarios/seed-example.toml"),
+        dir.path().join("seed-example.toml"),
+    )
+    .unwrap();
+    fs::copy(
+        repo("scenarios/seed-example.csv"),
+        dir.path().join("seed-example.csv"),
+    )
+    .unwrap();
+    fs::create_dir(dir.path().join("baselines")).unwrap();
+    let baseline = fs::read_to_string(repo("scenarios/baselines/seed-example.csv")).unwrap();
+    let mut lines = baseline.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let wait = header.iter().position(|c| *c == "wait_max_ms").unwrap();
+    let mut doubled = vec![header.join(",")];
+    for line in lines {
+        let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
+        if let Ok(ms) = cells[wait].parse::<f64>() {
+            cells[wait] = (ms * 2.0).to_string();
+        }
+        doubled.push(cells.join(","));
+    }
+    // Every wait doubled in the baseline: as if the engine now halved them.
+    fs::write(
+        dir.path().join("baselines/seed-example.csv"),
+        doubled.join("\n") + "\n",
+    )
+    .unwrap();
+    let output = shardsim(
+        dir.path(),
+        &[
+            "check",
+            "seed-example.toml",
+            "--strict",
+            "--rel",
+            "0",
+            "--abs-ms",
+            "0",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("wait_max_ms"),
+        "{}",
+        stderr(&output)
+    );
+}
