@@ -27,3 +27,4 @@ mod scenarios;
 mod slurm;
 mod stalls;
 mod traffic;
+mod validation;

@@ -249,6 +249,8 @@ proptest! {
 
         let mut reference = Reference::new(shards as usize, policy, 3);
         let mut starts = Vec::new();
+        // Every arrival observed once: the zip below must not stop early.
+        prop_assert_eq!(recorder.0.len(), arrivals.len());
         for (arrival, (grant, total)) in arrivals.iter().zip(&recorder.0) {
             let (slot, start) = reference.increment(arrival);
             prop_assert_eq!((grant.slot as usize, grant.start), (slot, start));

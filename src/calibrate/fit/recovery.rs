@@ -1,0 +1,339 @@
+use super::*;
+
+/// A PostgreSQL like the one calibrated here with durable commits (docs/validation.md), each term
+/// large enough to move some run by several percent (a term that moves none cannot be
+/// recovered from any measurement): a row held 0.1 ms beyond CPU and flush, a 0.1 ms
+/// wake-up and 10 µs of CPU per waiter woken, 0.04 ms of CPU on the one core the server
+/// has beside its load driver, an 0.08 ms flush (its leader's CPU 0), 0.1 ms outside the
+/// database (0.5 ms at p99).
+fn truth(grant_order: GrantOrder) -> Machine {
+    Machine {
+        hold_ms: 0.1,
+        grant_order,
+        wake_ms: 0.1,
+        wake_cpu_ms: 0.01,
+        herd_cpu_ms: 0.0,
+        page_scan_cpu_ms: 0.0,
+        cpu_ms: 0.04,
+        cores: 1,
+        flush_ms: Some(0.08),
+        flush_cpu_ms: 0.0,
+        overhead_ms: 0.1,
+        overhead_p99_ms: 0.5,
+        idle: None,
+    }
+}
+
+/// One run of `machine` simulated as the fit simulates it (the same seconds and seeds),
+/// so that the machine that made it fits it exactly.
+fn measure(machine: &Machine, rows: u32, clients: u32) -> Observation {
+    let first = machine.simulate(rows, clients, 1.0);
+    machine.simulate(rows, clients, simulated_seconds(first.tps))
+}
+
+/// Calibration's design measured on `truth` (up to 32 clients).
+fn observe(truth: &Machine) -> Vec<Observation> {
+    let mut runs: Vec<(u32, u32)> = [1, 64]
+        .into_iter()
+        .flat_map(|rows| [1, 2, 4, 8, 16, 32].map(|clients| (rows, clients)))
+        .collect();
+    runs.extend([(4, 32), (16, 32)]);
+    runs.into_iter()
+        .map(|(rows, clients)| measure(truth, rows, clients))
+        .collect()
+}
+
+/// `truth` measured as calibration measures it and fitted on one core with durable
+/// commits: the measurements, the fitted machine and its misfit.
+fn fit_durable(truth: &Machine) -> (Vec<Observation>, Machine, f64) {
+    let observations = observe(truth);
+    let (fitted, cost) = fit_with_cores(&observations, 1, true);
+    eprintln!("truth {truth:?}\nfitted {fitted:?}");
+    eprintln!(
+        "cost {cost}, at the truth {}",
+        total_misfit(truth, &observations)
+    );
+    (observations, fitted, cost)
+}
+
+#[test]
+#[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
+fn the_fit_recovers_the_machine_that_generated_the_data() {
+    // First come, first served: the simulated runs move smoothly with the parameters, so
+    // every parameter is found within 5% (the spread of the time outside the database
+    // within 10%: its p99 is seen only through the responses' p99).
+    let truth = truth(GrantOrder::Fifo);
+    let (_, fitted, _) = fit_durable(&truth);
+    assert_eq!(fitted.grant_order, GrantOrder::Fifo);
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+    assert!(close(fitted.cpu_ms, truth.cpu_ms), "{fitted:?}");
+    assert!(close(fitted.overhead_ms, truth.overhead_ms), "{fitted:?}");
+    assert!(
+        (fitted.overhead_p99_ms / truth.overhead_p99_ms - 1.0).abs() < 0.1,
+        "{fitted:?}"
+    );
+    assert!(close(fitted.flush_ms.unwrap(), 0.08), "{fitted:?}");
+    assert_eq!(
+        fitted.flush_cpu_ms, 0.0,
+        "the flush needs no core: {fitted:?}"
+    );
+    assert!(close(fitted.hold_ms, truth.hold_ms), "{fitted:?}");
+    assert!(close(fitted.wake_ms, truth.wake_ms), "{fitted:?}");
+    assert!(close(fitted.wake_cpu_ms, truth.wake_cpu_ms), "{fitted:?}");
+}
+
+#[test]
+fn the_page_scan_of_an_innodb_like_machine_is_recovered() {
+    // InnoDB-like: first come, first served, a group-committed log flush, and 2 µs of CPU
+    // at every release for each update waiting for another row of the key. Fitted with
+    // the rest of the machine known, the page's cost is found within 5%; the same machine
+    // without it fits none.
+    let innodb = Machine {
+        page_scan_cpu_ms: 0.002,
+        ..truth(GrantOrder::Fifo)
+    };
+    let runs = [(4, 32), (16, 32), (64, 32), (1, 32), (4, 8)]
+        .map(|(rows, clients)| measure(&innodb, rows, clients));
+    let without = Machine {
+        page_scan_cpu_ms: 0.0,
+        ..innodb
+    };
+    let blind = measure(&without, 4, 32).tps;
+    assert!(
+        blind / runs[0].tps > 1.1,
+        "the page's cost must show at 4 rows and 32 clients: {blind:.0}/s against {:.0}/s",
+        runs[0].tps
+    );
+    let fitted = fit_page_scan(&without, &runs);
+    assert!(
+        (fitted.page_scan_cpu_ms / 0.002 - 1.0).abs() < 0.05,
+        "{fitted:?}"
+    );
+    let plain: Vec<Observation> = [(4, 32), (16, 32), (1, 32)]
+        .map(|(rows, clients)| measure(&without, rows, clients))
+        .to_vec();
+    assert_eq!(fit_page_scan(&without, &plain).page_scan_cpu_ms, 0.0);
+}
+
+#[test]
+#[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
+fn a_flush_whose_leader_queues_for_a_core_is_told_apart_and_recovered() {
+    // The same machine, but 0.02 ms of the flush is its leader's CPU, queued on the one
+    // core behind the updates' (a busy core stretches every flush): the fit picks that
+    // structure over a flush without CPU, and reproduces every run — throughput within
+    // 3%, median and p99 within 10%. Its parameters are not all found within 5%: the
+    // flush's CPU, the hold, the wake-up and the time outside trade against each other
+    // along a valley the runs barely see (the search stops at 0.4% of throughput).
+    let truth = Machine {
+        flush_ms: Some(0.08),
+        flush_cpu_ms: 0.02,
+        ..truth(GrantOrder::Fifo)
+    };
+    let (observations, fitted, cost) = fit_durable(&truth);
+    assert!(fitted.flush_cpu_ms > 0.0, "{fitted:?}");
+    let without = fit_at(&observations, 1, true);
+    assert!(cost < without.1 / 5.0, "{cost} against {}", without.1);
+    for measured in &observations {
+        let simulated = fitted.simulate(
+            measured.rows,
+            measured.clients,
+            simulated_seconds(measured.tps),
+        );
+        let error = |a: f64, b: f64| (a / b - 1.0).abs();
+        eprintln!("{measured:?}\n{simulated:?}");
+        assert!(error(simulated.tps, measured.tps) < 0.03, "{measured:?}");
+        assert!(
+            error(simulated.p50_ms, measured.p50_ms) < 0.1,
+            "{measured:?}"
+        );
+        assert!(
+            error(simulated.p99_ms, measured.p99_ms) < 0.1,
+            "{measured:?}"
+        );
+    }
+}
+
+/// A machine whose requests from idle connections spend 0.4 ms outside the database at
+/// the median (2 ms at p99) and 0.01 ms of CPU waking the server.
+fn idle_truth() -> Machine {
+    Machine {
+        idle: Some(Idle {
+            overhead: Lognormal {
+                median_ms: 0.4,
+                p99_ms: 2.0,
+            },
+            wake_cpu_ms: 0.01,
+        }),
+        ..truth(GrantOrder::Random)
+    }
+}
+
+/// `truth`'s open streams over 64 rows and 64 connections at each of `rates_per_s`.
+fn open_streams(truth: &Machine, rates_per_s: &[f64]) -> Vec<(OpenStream, Observation)> {
+    rates_per_s
+        .iter()
+        .map(|&rate_per_s| {
+            let stream = OpenStream {
+                rows: 64,
+                connections: 64,
+                rate_per_s,
+            };
+            (
+                stream,
+                truth.simulate_open(&stream, open_simulated_seconds(rate_per_s)),
+            )
+        })
+        .collect()
+}
+
+/// `truth`'s idle connection fitted to `measured`, from the machine without it.
+fn idle_fitted(truth: &Machine, measured: &[(OpenStream, Observation)]) -> Idle {
+    let without = Machine {
+        idle: None,
+        ..*truth
+    };
+    fit_idle(&without, measured).idle.expect("fitted")
+}
+
+#[test]
+fn what_an_idle_connection_costs_is_recovered_from_two_open_streams() {
+    // Measured on a light and a heavy open stream, the fit finds all three within 5%.
+    let truth = idle_truth();
+    let fitted = idle_fitted(&truth, &open_streams(&truth, &[1500.0, 12_000.0]));
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+    assert!(close(fitted.overhead.median_ms, 0.4), "{fitted:?}");
+    assert!(close(fitted.overhead.p99_ms, 2.0), "{fitted:?}");
+    assert!(close(fitted.wake_cpu_ms, 0.01), "{fitted:?}");
+}
+
+#[test]
+fn a_stalled_streams_tail_does_not_lift_the_idle_connections() {
+    // Three open streams, the middle one's p99 raised 5× by a stall the model does not
+    // have: the idle connection's time outside the database keeps its p99 within 25% of
+    // the truth (2.40 ms for 2.0; weighed alike both ways, the stall lifts it to 3.66 ms).
+    let truth = idle_truth();
+    let mut measured = open_streams(&truth, &[1500.0, 4000.0, 12_000.0]);
+    measured[1].1.p99_ms *= 5.0;
+    let fitted = idle_fitted(&truth, &measured);
+    assert!(
+        (fitted.overhead.p99_ms / 2.0 - 1.0).abs() < 0.25,
+        "{fitted:?}"
+    );
+}
+
+#[test]
+#[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
+fn the_fit_sees_a_random_grant_order_and_reproduces_its_runs() {
+    // In random order a parameter's small change reorders the handovers and so which
+    // waiter each draw picks: the runs move by their own noise (about 1% here), which
+    // hides terms worth less than that. What the fit must do is see the order and
+    // reproduce every run: throughput within 3%, median and p99 response within 10%.
+    let truth = truth(GrantOrder::Random);
+    let observations = observe(&truth);
+    let (fitted, _) = fit_at(&observations, 1, true);
+    assert_eq!(fitted.grant_order, GrantOrder::Random);
+    for measured in &observations {
+        let seconds = simulated_seconds(measured.tps);
+        let simulated = fitted.simulate(measured.rows, measured.clients, seconds);
+        let off = |a: f64, b: f64| (a / b - 1.0).abs();
+        assert!(
+            off(simulated.tps, measured.tps) < 0.03
+                && off(simulated.p50_ms, measured.p50_ms) < 0.1
+                && off(simulated.p99_ms, measured.p99_ms) < 0.1,
+            "{simulated:?} against {measured:?} ({fitted:?})"
+        );
+    }
+}
+
+#[test]
+fn the_herd_is_split_from_the_wake_up_by_one_row_at_more_clients() {
+    // Two servers: one whose waiters cost 4 µs each to wake and 0.2 µs more for every
+    // other woken with them (10.2 µs a waiter at 32 clients, 16.6 µs at 64), one whose
+    // cost 12 µs less 0.1 µs for every other (8.9 µs at 32, 5.7 µs at 64). The rest of the
+    // fit sees the runs up to 32 clients, where the wake-up a waiter costs there (no herd)
+    // matches them; one row at 64 clients must split it back into its two terms.
+    for (wake_cpu_ms, herd_cpu_ms) in [(0.004, 0.0002), (0.012, -0.0001)] {
+        let truth = Machine {
+            wake_cpu_ms,
+            herd_cpu_ms,
+            flush_ms: None,
+            ..truth(GrantOrder::Fifo)
+        };
+        let observations = observe(&truth);
+        let herd_runs = [measure(&truth, 1, 64)];
+        let linear = Machine {
+            wake_cpu_ms: wake_cpu_ms + 31.0 * herd_cpu_ms,
+            herd_cpu_ms: 0.0,
+            ..truth
+        };
+        let linear_64 = measure(&linear, 1, 64).tps;
+        assert!(
+            (linear_64 / herd_runs[0].tps - 1.0).abs() > 0.1,
+            "the herd must show at 64 clients: {linear_64:.0}/s against {:.0}/s",
+            herd_runs[0].tps
+        );
+        let fitted = fit_herd(&linear, &observations, &herd_runs);
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
+        assert!(close(fitted.herd_cpu_ms, herd_cpu_ms), "{fitted:?}");
+        assert!(close(fitted.wake_cpu_ms, wake_cpu_ms), "{fitted:?}");
+        let fitted_64 = measure(&fitted, 1, 64).tps;
+        assert!(close(fitted_64, herd_runs[0].tps), "{fitted_64:.0}/s");
+        // No run beyond the rest's clients: nothing sees the herd, the machine is kept.
+        assert_eq!(fit_herd(&linear, &observations, &[]), linear);
+        let within = [observations[5]];
+        assert_eq!(fit_herd(&linear, &observations, &within), linear);
+    }
+}
+
+#[test]
+#[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
+fn the_fit_finds_how_many_cores_the_server_has() {
+    // A server of two cores fitted with up to four: the core counts part after their
+    // first passes (only one count's searches are finished), and the count kept must be
+    // the truth's, with every run reproduced (throughput within 3%).
+    let truth = Machine {
+        cores: 2,
+        cpu_ms: 0.08,
+        flush_ms: None,
+        ..truth(GrantOrder::Fifo)
+    };
+    let observations = observe(&truth);
+    let (fitted, _) = fit_with_cores(&observations, 4, false);
+    assert_eq!(fitted.cores, 2, "{fitted:?}");
+    for measured in &observations {
+        let simulated = fitted.simulate(
+            measured.rows,
+            measured.clients,
+            simulated_seconds(measured.tps),
+        );
+        assert!(
+            (simulated.tps / measured.tps - 1.0).abs() < 0.03,
+            "{simulated:?} against {measured:?} ({fitted:?})"
+        );
+    }
+}
+
+#[test]
+fn the_grant_order_is_read_from_the_one_row_runs_tails() {
+    let run = |rows, clients, p50_ms, p99_ms| Observation {
+        rows,
+        clients,
+        tps: 1000.0,
+        p50_ms,
+        p99_ms,
+        fsyncs_per_commit: None,
+    };
+    let fifo = [
+        run(1, 8, 2.0, 2.5),
+        run(1, 32, 8.0, 9.0),
+        run(64, 32, 1.0, 9.0),
+    ];
+    assert_eq!(grant_order_of(&fifo), GrantOrder::Fifo);
+    let random = [
+        run(1, 8, 2.0, 9.0),
+        run(1, 32, 8.0, 50.0),
+        run(1, 2, 1.0, 1.0),
+    ];
+    assert_eq!(grant_order_of(&random), GrantOrder::Random);
+    assert_eq!(grant_order_of(&[run(64, 32, 1.0, 20.0)]), GrantOrder::Fifo);
+}

@@ -1,0 +1,89 @@
+//! `validate`'s verdict on one point, on both sides of every rule: the throughput within 15%,
+//! a stable point's p99 response within 25%, and the measured and predicted stability equal —
+//! an optimistic call (predicted stable, measured collapsed) and a conservative one (the
+//! reverse) both a miss.
+
+use std::time::Duration;
+
+use shardsim::calibrate::load::Load;
+use shardsim::calibrate::validate::{Point, Tolerance};
+use shardsim::stats::WaitSummary;
+
+/// `validate`'s default tolerance.
+const DEFAULT: Tolerance = Tolerance {
+    tps_rel: 0.15,
+    p99_rel: 0.25,
+};
+
+/// A point measured at 1,000/s with a 10 ms p99, predicted at `tps` and `p99_ms`, with the
+/// measured and predicted stability given.
+fn point(tps: f64, p99_ms: f64, measured_stable: bool, predicted_stable: bool) -> Point {
+    let summary = |p99_ms: f64| WaitSummary {
+        count: 1000,
+        p99_ns: (p99_ms * 1e6) as u64,
+        ..WaitSummary::default()
+    };
+    Point {
+        load: Load {
+            rows: 4,
+            clients: 32,
+            rate_per_s: Some(1500.0),
+            warmup: Duration::from_secs(1),
+            duration: Duration::from_secs(5),
+        },
+        measured_tps: 1000.0,
+        measured: summary(10.0),
+        measured_stable,
+        repeats: Vec::new(),
+        predicted_tps: tps,
+        predicted: summary(p99_ms),
+        predicted_stable,
+        predicted_metastable: false,
+        calibrated_tps: None,
+    }
+}
+
+#[test]
+fn throughput_within_fifteen_percent_passes_and_beyond_it_misses_either_way() {
+    for (tps, misses) in [
+        (1000.0, false),
+        (1149.0, false),
+        (851.0, false),
+        (1151.0, true),
+        (849.0, true),
+    ] {
+        let verdict = point(tps, 10.0, true, true).miss(&DEFAULT);
+        assert_eq!(verdict.is_some(), misses, "{tps}/s: {verdict:?}");
+        if misses {
+            assert!(verdict.unwrap().contains("throughput off by"));
+        }
+    }
+}
+
+#[test]
+fn a_stable_points_p99_within_twenty_five_percent_passes_and_beyond_it_misses() {
+    for (p99_ms, misses) in [(12.4, false), (7.6, false), (12.6, true), (7.4, true)] {
+        let verdict = point(1000.0, p99_ms, true, true).miss(&DEFAULT);
+        assert_eq!(verdict.is_some(), misses, "{p99_ms} ms: {verdict:?}");
+        if misses {
+            assert!(verdict.unwrap().contains("p99 response off by"));
+        }
+    }
+    // A collapsed point's p99 is not judged: only its stability is.
+    assert_eq!(point(1000.0, 500.0, false, false).miss(&DEFAULT), None);
+}
+
+#[test]
+fn stability_must_agree_and_an_optimistic_call_is_a_miss_as_a_conservative_one_is() {
+    let optimistic = point(1000.0, 10.0, false, true).miss(&DEFAULT).unwrap();
+    assert_eq!(optimistic, "measured collapsed, predicted stable");
+    let conservative = point(1000.0, 10.0, true, false).miss(&DEFAULT).unwrap();
+    assert_eq!(conservative, "measured stable, predicted collapsed");
+    // Stability is judged before the throughput and the tail.
+    assert!(
+        point(2000.0, 50.0, false, true)
+            .miss(&DEFAULT)
+            .unwrap()
+            .starts_with("measured")
+    );
+}
