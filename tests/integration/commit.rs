@@ -133,6 +133,14 @@ fn signals_at_the_commit(rounds: usize) -> usize {
     sent
 }
 
+/// Runs `shardsim run test.toml --out out` in `dir`, which succeeds and removes whatever an
+/// earlier run left beside `out`.
+fn the_next_run_leaves_nothing_beside_its_output(dir: &Path) {
+    let output = shardsim(dir, &["run", "test.toml", "--out", "out", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+}
+
 #[test]
 fn a_signal_at_any_step_of_the_commit_leaves_one_whole_output_and_says_which() {
     assert_eq!(signals_at_the_commit(1), 12);
@@ -194,13 +202,7 @@ fn a_run_killed_as_its_staging_folder_is_made_leaves_nothing_the_next_run_keeps(
     let output = run_seed(dir.path(), 1, Some("staging-made:KILL"));
     assert_eq!(output.status.code(), None, "killed");
     assert_eq!(leftovers(dir.path()).len(), 1, "an empty folder, unstamped");
-    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        leftovers(dir.path()).is_empty(),
-        "{:?}",
-        leftovers(dir.path())
-    );
+    the_next_run_leaves_nothing_beside_its_output(dir.path());
 }
 
 #[test]
@@ -227,12 +229,6 @@ fn a_writer_killed_a_moment_ago_and_not_yet_reaped_does_not_block_the_next_run()
         "a zombie"
     );
     assert_eq!(leftovers(dir.path()).len(), 1);
-    let output = shardsim(dir.path(), &["run", "test.toml", "--out", "out", "--quiet"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        leftovers(dir.path()).is_empty(),
-        "{:?}",
-        leftovers(dir.path())
-    );
+    the_next_run_leaves_nothing_beside_its_output(dir.path());
     child.wait().unwrap();
 }

@@ -12,6 +12,15 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|value| value == "true")
 }
 
+/// Makes a named pipe at `path` (opening it for reading would wait for a writer).
+pub fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// A path inside the repository.
 pub fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)

@@ -493,13 +493,7 @@ fn merge_refuses_a_device_or_a_pipe_as_a_slices_runs_at_once() {
     std::os::unix::fs::symlink("/dev/zero", &runs).unwrap();
     let fifo = dir.path().join("parts/slice-2/runs.jsonl");
     std::fs::remove_file(&fifo).unwrap();
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::common::mkfifo(&fifo);
     let started = std::time::Instant::now();
     let message = merge_error(dir.path(), &[]);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));

@@ -190,13 +190,7 @@ fn inputs_that_never_end_are_refused_before_they_are_read() {
     let dir = tempfile::tempdir().unwrap();
     gate(dir.path());
     let fifo = dir.path().join("fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::common::mkfifo(&fifo);
     let cases: [&[&str]; 4] = [
         &["run", "/dev/zero"],
         &["check", "gate.toml", "--baseline", "/dev/zero"],

@@ -524,13 +524,7 @@ fn a_tiny_plan_rate_is_refused_naming_the_rate_in_a_short_line() {
 fn validate_names_a_device_a_pipe_or_a_folder_as_its_calibration() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    crate::common::mkfifo(&fifo);
     for (calibration, expected) in [
         (
             "/dev/zero",
