@@ -474,6 +474,14 @@ proptest! {
         pipeline.feed(&arrivals);
         let (event, _) = pipeline.finish();
         prop_assert!(event.waits.max_ns() <= timeout);
+        // Every like ends succeeded or failed, or its retry is pending; every attempt either
+        // ran or timed out (a cancelled one never runs).
+        let client = event.extended.as_ref().and_then(|e| e.client.as_ref());
+        prop_assert!(client.is_some(), "the client's figures are reported");
+        let n = &client.unwrap().counts;
+        prop_assert_eq!(n.likes, arrivals.len() as u64);
+        prop_assert_eq!(n.likes, n.succeeded + n.failed + n.pending);
+        prop_assert_eq!(n.attempts, n.executions + n.timeouts);
     }
 
     #[test]
