@@ -153,6 +153,8 @@ fn simulated_p99_follows_erlang_c_over_a_grid_of_utilizations() {
         let evaluation = plan::evaluate_at(&base, &Slo::default(), settings, 8).unwrap();
         let simulated = evaluation.row.waits.p99_ns as f64 / 1e6;
         let exact = theory::mmc_wait_quantile(8, rate / 1e3, 1.0, 0.99);
+        // Wiring only: plan reports the Erlang C p99 (the formula is checked against closed
+        // forms and a textbook value in theory.rs); the simulation is what is judged below.
         assert_eq!(evaluation.theory.unwrap().p99_ms, exact);
         let error = (simulated / exact - 1.0).abs();
         assert!(
@@ -187,6 +189,8 @@ fn simulated_p99_follows_exact_mdc_over_a_grid_of_utilizations() {
         let theory = evaluation.theory.expect("M/D/c is known here");
         assert_eq!(theory.model, "M/D/c (Crommelin)");
         let exact = theory::MdcWait::new(8, rate / 1e3, 1.0).unwrap();
+        // Wiring only, as above: the M/D/c quantile is checked against Crommelin's series and
+        // Erlang's M/D/1 in theory.rs.
         assert_eq!(theory.p99_ms, exact.quantile(0.99));
         let error = (simulated / theory.p99_ms - 1.0).abs();
         assert!(
@@ -221,6 +225,22 @@ fn confidence_intervals_shrink_as_one_over_root_r() {
         (1.5..3.3).contains(&ratio),
         "half-widths {few:?} / {many:?} = {ratio}"
     );
+    // Each half-width is exactly Student's t(0.975, R − 1) · s / √R, with t from the tables
+    // (2.262157 for 9 degrees of freedom, 2.022691 for 39): an interval without the t factor,
+    // or with the normal's 1.96, fails here.
+    let sample_sd = |values: &[f64]| {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    };
+    for (values, t, half) in [(&p99[..10], 2.262157, few), (&p99[..], 2.022691, many)] {
+        let expected = t * sample_sd(values) / (values.len() as f64).sqrt();
+        assert!(
+            (half.unwrap() / expected - 1.0).abs() < 1e-5,
+            "R = {}: half-width {half:?}, t·s/√R = {expected}",
+            values.len()
+        );
+    }
     let row = summarize(&scenario, &runs[0]);
     let (lo, hi) = (row.waits_lo.unwrap(), row.waits_hi.unwrap());
     assert!(lo.p99_ns <= row.waits.p99_ns && row.waits.p99_ns <= hi.p99_ns);
