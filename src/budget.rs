@@ -146,8 +146,8 @@ const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 /// Watches the process's resident memory against `budget` for the rest of the run, whatever
 /// the estimate said: past it, the run is stopped as an interrupt stops it (its temporary
 /// output removed, a commit in progress finished first) and exits 3 in one line naming the
-/// budget and `expected_bytes`. Started once per process; later calls do nothing.
-pub fn watch(budget: &Budget, expected_bytes: u64) {
+/// budget. Started once per process, by the first admission; later calls do nothing.
+pub fn watch(budget: &Budget) {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         if resident_bytes().is_none() {
@@ -166,12 +166,11 @@ pub fn watch(budget: &Budget, expected_bytes: u64) {
                     if now > budget.bytes {
                         crate::interrupt::abort(
                             &format!(
-                                "the run took {} of memory, more than {} of {} (estimated: {}): stopped; \
+                                "the run took {} of memory, more than {} of {}: stopped; \
                                  lower the rate, the duration or the shard counts, or raise --max-memory",
                                 human_bytes(now),
                                 budget.source,
-                                human_bytes(budget.bytes),
-                                human_bytes(expected_bytes)
+                                human_bytes(budget.bytes)
                             ),
                             i32::from(crate::error::EXIT_FAILURE),
                         );

@@ -42,10 +42,7 @@ pub fn on_interrupt(
     note: impl Into<String>,
     cleanup: impl Fn() + Send + Sync + 'static,
 ) -> Cleanup {
-    HANDLER.call_once(|| {
-        // If another handler is installed (a library user's), it keeps its own behaviour.
-        let _ = ctrlc::set_handler(run_cleanups_and_exit);
-    });
+    install_handler();
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     lock(&CLEANUPS).push((id, note.into(), Arc::new(cleanup)));
     Cleanup(id)
@@ -105,10 +102,16 @@ fn run_cleanups_and_exit() {
 /// first finishes — then prints `error: {reason}; ` and what is true, and exits with `code`.
 /// For a run that must not go on (it passed its memory budget).
 pub fn abort(reason: &str, code: i32) -> ! {
+    install_handler();
+    stop(Some(reason), code)
+}
+
+/// Installs the process's interrupt handler, once. If another handler is installed (a library
+/// user's), it keeps its own behaviour.
+fn install_handler() {
     HANDLER.call_once(|| {
         let _ = ctrlc::set_handler(run_cleanups_and_exit);
     });
-    stop(Some(reason), code)
 }
 
 fn stop(reason: Option<&str>, code: i32) -> ! {

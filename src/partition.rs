@@ -280,13 +280,8 @@ pub fn read_inputs(
             false
         }
     });
-    for (covered, reason) in changed {
-        for slice in &covered {
-            by_slice.remove(slice);
-        }
-        broken.push((covered, reason));
-    }
-    // Indexes into `inputs` shifted where a changed input was dropped: rebuild them.
+    broken.extend(changed);
+    // Which input holds each slice, now that the changed ones are dropped.
     by_slice.clear();
     for (index, input) in inputs.iter().enumerate() {
         for slice in input.manifest.covered() {
@@ -413,12 +408,15 @@ fn expand_parts(folders: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
         }
         let entries = std::fs::read_dir(folder)
             .map_err(|err| InputError::file(folder, format!("cannot be read: {err}")))?;
-        let mut slices: Vec<PathBuf> = entries
+        let paths: Vec<PathBuf> = entries
             .filter_map(|entry| entry.ok())
             .map(|entry| entry.path())
+            .collect();
+        let empty = paths.is_empty();
+        let mut slices: Vec<PathBuf> = paths
+            .into_iter()
             .filter(|path| slice_number(path).is_some())
             .collect();
-        let empty = std::fs::read_dir(folder).is_ok_and(|mut e| e.next().is_none());
         if slices.is_empty() && !empty {
             // Not a folder of slices either: read_manifest names what it lacks. An empty one
             // is a folder of slices none of which was written.

@@ -104,13 +104,14 @@ pub(super) fn thread_pool(flags: &ScenarioFlags) -> anyhow::Result<rayon::Thread
         .context("cannot start the worker threads")
 }
 
-/// Refuses a run that would not fit in the memory budget or in reasonable time, and bounds
-/// each shard count's queue by what the budget leaves.
+/// Refuses a run that would not fit in the memory budget or in reasonable time, bounds each
+/// shard count's queue by what the budget leaves, and holds the process to the budget from
+/// then on ([`budget::watch`]).
 pub(super) fn admit(scenario: &mut Scenario, flags: &ScenarioFlags) -> Result<(), InputError> {
     let estimate = budget::estimate(scenario, threads(flags));
     let limit = budget::Budget::of(flags.max_memory);
     scenario.queue_limit = budget::admit(scenario, &estimate, &limit)?;
-    budget::watch(&limit, estimate.expected_bytes(scenario.queue_limit));
+    budget::watch(&limit);
     Ok(())
 }
 

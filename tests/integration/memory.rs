@@ -114,6 +114,33 @@ fn the_estimate_bounds_the_measured_peak_within_three_times() {
 }
 
 #[test]
+fn locking_reads_that_swamp_the_rows_saturate_within_the_budget() {
+    // 20,000 reads a second of 200-post feeds, each locking its posts' rows: every read and
+    // its parts are jobs in flight, counted against the queue limit the budget sets, so each
+    // shard count stops as saturated instead of growing without bound (before: gigabytes in
+    // seconds, then the watch or the kernel ended the run).
+    let dir = tempfile::tempdir().unwrap();
+    let feed = dir.path().join("feed.toml");
+    std::fs::write(
+        &feed,
+        "name = \"feed\"\nseed = 1\nshards = [1, 4]\nduration_s = 5\n[hold]\nms = 1\n\
+         [arrivals]\nrate_per_s = 2000\n[keys]\ncount = 100\nzipf_s = 1.0\n\
+         [reads]\nper_write = 10\nfeed_size = 200\nreads_lock = true\n",
+    )
+    .unwrap();
+    let peak = measured_peak(dir.path(), &feed, &["--max-memory", "96MiB"]);
+    assert!(peak < 96 << 20, "peak {} MiB", peak >> 20);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    let mut lines = summary.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let saturated = header.iter().position(|c| *c == "saturated_at_s").unwrap();
+    for line in lines {
+        let cell = line.split(',').nth(saturated).unwrap();
+        assert!(!cell.is_empty(), "every shard count saturates: {line}");
+    }
+}
+
+#[test]
 fn a_run_over_its_budget_is_stopped_in_one_line_with_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("test.toml"), crate::cli::GOOD).unwrap();
