@@ -1,7 +1,9 @@
 //! Peak memory against run length: `cargo bench --bench memory -- N [KEYS]` simulates N
 //! increments (Poisson at 12,000/s over one key, or KEYS Zipf keys with s = 1; constant 1 ms
-//! hold, 16 rows, statistics and time series on) and prints the process's peak resident memory. Statistics stream, so a 100 M increment run
-//! should need about what a 10 M one does (only the time series grows, by one row a second).
+//! hold, 16 rows, statistics and time series on) and prints the process's peak resident
+//! memory. Statistics stream, so a 100 M increment run needs about what a 10 M one does (only
+//! the time series grows, by one row a second): `tests/integration/memory.rs` asserts it
+//! through the command line (`a_run_ten_times_longer_needs_about_the_same_memory`).
 
 use std::path::Path;
 use std::time::Instant;

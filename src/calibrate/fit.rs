@@ -273,9 +273,14 @@ impl Machine {
     /// Simulates an open stream on this machine for `seconds` after a short warm-up; its
     /// throughput counts the measured seconds.
     pub fn simulate_open(&self, stream: &OpenStream, seconds: f64) -> Observation {
+        self.simulate_open_seeded(stream, seconds, 13)
+    }
+
+    /// [`Machine::simulate_open`] with the arrivals and draws of `seed`.
+    fn simulate_open_seeded(&self, stream: &OpenStream, seconds: f64, seed: u64) -> Observation {
         let warmup = OPEN_WARMUP_S;
         let text = format!(
-            "name = \"fit\"\nseed = 13\nshards = [{}]\npolicy = \"random\"\nduration_s = {}\n\
+            "name = \"fit\"\nseed = {seed}\nshards = [{}]\npolicy = \"random\"\nduration_s = {}\n\
              warmup_s = {warmup}\n[arrivals]\nrate_per_s = {}\n[pool]\nsize = {}\n\n{}",
             stream.rows,
             warmup + seconds,
@@ -295,8 +300,13 @@ impl Machine {
 
     /// Simulates a closed loop of `clients` on `rows` rows of this machine.
     pub fn simulate(&self, rows: u32, clients: u32, seconds: f64) -> Observation {
+        self.simulate_seeded(rows, clients, seconds, 11)
+    }
+
+    /// [`Machine::simulate`] with the draws of `seed`.
+    fn simulate_seeded(&self, rows: u32, clients: u32, seconds: f64, seed: u64) -> Observation {
         let text = format!(
-            "name = \"fit\"\nseed = 11\nshards = [{rows}]\npolicy = \"random\"\nduration_s = {seconds}\n\
+            "name = \"fit\"\nseed = {seed}\nshards = [{rows}]\npolicy = \"random\"\nduration_s = {seconds}\n\
              [arrivals]\nclients = {clients}\nthink_ms = 0\n\n{}",
             self.sections()
         );

@@ -76,3 +76,16 @@ pub fn simulate(scenario: &Scenario) -> Vec<ShardRun> {
         .map(|(run, _)| run)
         .collect()
 }
+
+/// The values of `column` in a CSV's `text`, one a row (plain CSV: no quoted commas).
+pub fn csv_column(text: &str, column: &str) -> Vec<String> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let at = header
+        .iter()
+        .position(|name| *name == column)
+        .unwrap_or_else(|| panic!("no column {column} in {header:?}"));
+    lines
+        .map(|line| line.split(',').nth(at).unwrap_or_default().to_string())
+        .collect()
+}

@@ -223,6 +223,21 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
             "{closed:?}"
         );
     }
+    // The fit's own closed loops (not the one row at 64 clients, beyond the rest's clients)
+    // within the calibration's tolerance of what they measured, at the median: 0.5 s runs
+    // on a shared host move by ±15% each, and a fit left at its first guess is 22–58% off.
+    let mut residuals: Vec<f64> = records[..5]
+        .iter()
+        .chain(&records[8..])
+        .filter(|closed| &closed[column("clients_or_connections")] != "64")
+        .map(|closed| {
+            let residual: f64 = closed[column("tps_residual")].parse().unwrap();
+            residual.abs()
+        })
+        .collect();
+    residuals.sort_by(f64::total_cmp);
+    assert_eq!(residuals.len(), 5);
+    assert!(residuals[2] < 0.15, "{residuals:?}\n{csv}");
     let again = &records[8];
     assert_eq!(
         (

@@ -166,3 +166,29 @@ fn a_run_over_its_budget_is_stopped_in_one_line_with_nothing_written() {
         .collect();
     assert_eq!(left, ["test.toml"], "nothing written, nothing left");
 }
+
+#[test]
+#[ignore = "simulates 110 M increments (a few seconds): run by CI with --ignored"]
+fn a_run_ten_times_longer_needs_about_the_same_memory() {
+    // The memory bench's run (12,000 increments a second on 16 rows, a 1 ms hold): its
+    // statistics stream, so 100 M increments peak within 10% (plus 4 MiB for the longer
+    // time series, one row a second, and its charts) of what 10 M do. Keeping every
+    // wait would take 800 MB more.
+    let dir = tempfile::tempdir().unwrap();
+    let peak = |increments: u64| {
+        let text = format!(
+            "name = \"long\"\nshards = [16]\nduration_s = {}\n[hold]\ndist = \"constant\"\nms = 1\n\
+             [arrivals]\nrate_per_s = 12000\n",
+            increments / 12_000
+        );
+        let scenario = dir.path().join(format!("long-{increments}.toml"));
+        std::fs::write(&scenario, text).unwrap();
+        measured_peak(dir.path(), &scenario, &[])
+    };
+    let (short, long) = (peak(10_000_000), peak(100_000_000));
+    eprintln!("10 M: {} KiB, 100 M: {} KiB", short >> 10, long >> 10);
+    assert!(
+        long as f64 <= short as f64 * 1.1 + (4 << 20) as f64,
+        "10 M: {short} bytes, 100 M: {long} bytes"
+    );
+}

@@ -444,12 +444,26 @@ fn plans_of_other_hold_shapes_and_policies_go_to_their_own_folders() {
     plan(&[]);
     plan(&["--hold-dist", "exponential"]);
     plan(&["--policy", "random"]);
-    for folder in [
-        "rate-3000-hold-1-plan",
-        "rate-3000-hold-1-exponential-plan",
-        "rate-3000-hold-1-plan-random",
+    // Each folder holds its own plan: the policy and the theory of its hold shape.
+    for (folder, policy, theory) in [
+        (
+            "rate-3000-hold-1-plan",
+            "earliest-free",
+            "M/D/c (Crommelin)",
+        ),
+        (
+            "rate-3000-hold-1-exponential-plan",
+            "earliest-free",
+            "M/M/c (Erlang C)",
+        ),
+        ("rate-3000-hold-1-plan-random", "random", "M/D/1 per row"),
     ] {
         let csv = dir.path().join("output").join(folder).join("plan.csv");
-        assert!(csv.is_file(), "{}", csv.display());
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let meeting = text.lines().find(|line| line.contains(",true,")).unwrap();
+        assert!(
+            meeting.contains(&format!(",{policy},")) && meeting.contains(theory),
+            "{folder}: {meeting}"
+        );
     }
 }

@@ -69,6 +69,26 @@ fn a_comparison_draws_one_chart_of_the_policies_and_each_policys_own() {
         );
     }
     assert!(!dir.path().join("out/waits.png").exists());
+    // The comparison's legend names each policy's p99 and p99.9.
+    let svg = std::fs::read_to_string(dir.path().join("out/policies.svg")).unwrap();
+    let texts: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|piece| piece.rsplit('>').next())
+        .map(str::trim)
+        .collect();
+    for series in [
+        "earliest-free: p99",
+        "earliest-free: p99.9",
+        "random: p99",
+        "random: p99.9",
+    ] {
+        assert!(
+            texts
+                .iter()
+                .any(|text| *text == series || text.starts_with(&format!("{series} ("))),
+            "{series} in {texts:?}"
+        );
+    }
 }
 
 /// The mean wait of one run, ms.

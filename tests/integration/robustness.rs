@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cli::{GOOD, rejects};
-use crate::common::{repo, run_text, shardsim, stderr};
+use crate::common::{csv_column, repo, run_text, shardsim, stderr};
 
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -28,7 +28,23 @@ fn many_keys_with_a_warm_up_are_counted_from_its_end() {
     let text = "shards = [2]\nduration_s = 20\nwarmup_s = 10\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 500\n[keys]\ncount = 5000\n";
     let output = run_text(dir.path(), text, &["--quiet"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(dir.path().join("out/keys.csv").exists());
+    // 500 likes a second over the 10 measured seconds: about 5,000, not the run's 10,000,
+    // and each key's offered rate is its likes over those 10 seconds.
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    let arrivals: f64 = csv_column(&summary, "arrivals")[0].parse().unwrap();
+    assert!((arrivals / 5_000.0 - 1.0).abs() < 0.05, "{arrivals}");
+    let keys = std::fs::read_to_string(dir.path().join("out/keys.csv")).unwrap();
+    let likes = csv_column(&keys, "arrivals");
+    let rates = csv_column(&keys, "offered_per_s");
+    assert!(!likes.is_empty());
+    for (likes, rate) in likes.iter().zip(&rates) {
+        let likes: f64 = likes.parse().unwrap();
+        let rate: f64 = rate.parse().unwrap();
+        assert!(
+            (rate * 10.0 - likes).abs() < 0.01,
+            "{likes} likes at {rate}/s"
+        );
+    }
 }
 
 fn plans_without_panicking(name: &str) {

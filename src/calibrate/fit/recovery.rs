@@ -1,4 +1,6 @@
 use super::*;
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
 
 /// A PostgreSQL like the one calibrated here with durable commits (docs/validation.md), each term
 /// large enough to move some run by several percent (a term that moves none cannot be
@@ -24,11 +26,29 @@ fn truth(grant_order: GrantOrder) -> Machine {
     }
 }
 
-/// One run of `machine` simulated as the fit simulates it (the same seconds and seeds),
-/// so that the machine that made it fits it exactly.
+/// The draws the measurements are made with: not the fit's own (11 for closed loops, 13 for
+/// open streams), so that no machine, the truth included, fits them exactly.
+const MEASURED_SEED: u64 = 29;
+
+/// A real run's repeat-to-repeat noise on a quiet host (docs/validation.md: a calibration's
+/// busiest loop measured again at its end within 2%): throughput and median moved by up to
+/// 2%, the p99 by up to 5%, drawn for each run from its rows and clients.
+fn with_noise(mut observation: Observation) -> Observation {
+    let mut rng =
+        SmallRng::seed_from_u64(u64::from(observation.rows) << 32 | u64::from(observation.clients));
+    let mut moved = |by: f64| 1.0 + rng.random_range(-by..=by);
+    observation.tps *= moved(0.02);
+    observation.p50_ms *= moved(0.02);
+    observation.p99_ms *= moved(0.05);
+    observation
+}
+
+/// One closed loop of `machine` as calibration measures it: the fit's seconds, other draws,
+/// and a real run's noise.
 fn measure(machine: &Machine, rows: u32, clients: u32) -> Observation {
-    let first = machine.simulate(rows, clients, 1.0);
-    machine.simulate(rows, clients, simulated_seconds(first.tps))
+    let first = machine.simulate_seeded(rows, clients, 1.0, MEASURED_SEED);
+    let seconds = simulated_seconds(first.tps);
+    with_noise(machine.simulate_seeded(rows, clients, seconds, MEASURED_SEED))
 }
 
 /// Calibration's design measured on `truth` (up to 32 clients).
@@ -54,6 +74,30 @@ fn fit_durable(truth: &Machine) -> (Vec<Observation>, Machine, f64) {
         total_misfit(truth, &observations)
     );
     (observations, fitted, cost)
+}
+
+/// Asserts that `fitted` predicts every run of `observations` as the machine that made them
+/// does (both simulated alike, without the measurements' noise): throughput within
+/// `tps_within`, the median response within 10% and the p99 within `p99_within`.
+fn predicts_like(
+    fitted: &Machine,
+    truth: &Machine,
+    observations: &[Observation],
+    (tps_within, p99_within): (f64, f64),
+) {
+    for measured in observations {
+        let seconds = simulated_seconds(measured.tps);
+        let (rows, clients) = (measured.rows, measured.clients);
+        let predicted = fitted.simulate(rows, clients, seconds);
+        let true_run = truth.simulate(rows, clients, seconds);
+        let off = |a: f64, b: f64| (a / b - 1.0).abs();
+        assert!(
+            off(predicted.tps, true_run.tps) < tps_within
+                && off(predicted.p50_ms, true_run.p50_ms) < 0.1
+                && off(predicted.p99_ms, true_run.p99_ms) < p99_within,
+            "{predicted:?} against {true_run:?}\n{fitted:?}"
+        );
+    }
 }
 
 #[test]
@@ -86,8 +130,8 @@ fn the_fit_recovers_the_machine_that_generated_the_data() {
 fn the_page_scan_of_an_innodb_like_machine_is_recovered() {
     // InnoDB-like: first come, first served, a group-committed log flush, and 2 µs of CPU
     // at every release for each update waiting for another row of the key. Fitted with
-    // the rest of the machine known, the page's cost is found within 5%; the same machine
-    // without it fits none.
+    // the rest of the machine known, from noisy runs, the page's cost is found within 5%;
+    // the same machine without it fits less than 1% of it (the noise's worth).
     let innodb = Machine {
         page_scan_cpu_ms: 0.002,
         ..truth(GrantOrder::Fifo)
@@ -112,7 +156,8 @@ fn the_page_scan_of_an_innodb_like_machine_is_recovered() {
     let plain: Vec<Observation> = [(4, 32), (16, 32), (1, 32)]
         .map(|(rows, clients)| measure(&without, rows, clients))
         .to_vec();
-    assert_eq!(fit_page_scan(&without, &plain).page_scan_cpu_ms, 0.0);
+    let none = fit_page_scan(&without, &plain).page_scan_cpu_ms;
+    assert!(none < 0.01 * 0.002, "{none} ms");
 }
 
 #[test]
@@ -120,37 +165,26 @@ fn the_page_scan_of_an_innodb_like_machine_is_recovered() {
 fn a_flush_whose_leader_queues_for_a_core_is_told_apart_and_recovered() {
     // The same machine, but 0.02 ms of the flush is its leader's CPU, queued on the one
     // core behind the updates' (a busy core stretches every flush): the fit picks that
-    // structure over a flush without CPU, and reproduces every run — throughput within
-    // 3%, median and p99 within 10%. Its parameters are not all found within 5%: the
-    // flush's CPU, the hold, the wake-up and the time outside trade against each other
-    // along a valley the runs barely see (the search stops at 0.4% of throughput).
+    // structure over a flush without CPU (a misfit 5× lower), finds the flush's CPU within
+    // half and twice the truth's (0.036 ms), and predicts every run as the truth does —
+    // throughput within 5% (3.4% at worst), the median within 10% and the p99 within 15%
+    // (10.7% at worst). Its other
+    // parameters are not found: the hold, the wake-up, the flush and the time outside
+    // trade against each other along a valley the runs barely see (−18%, +29%, −42%,
+    // +35%), and on noisy runs the search ends there at twice the truth's misfit.
     let truth = Machine {
         flush_ms: Some(0.08),
         flush_cpu_ms: 0.02,
         ..truth(GrantOrder::Fifo)
     };
     let (observations, fitted, cost) = fit_durable(&truth);
-    assert!(fitted.flush_cpu_ms > 0.0, "{fitted:?}");
+    assert!(
+        (0.01..=0.04).contains(&fitted.flush_cpu_ms),
+        "the flush's CPU within half and twice 0.02 ms: {fitted:?}"
+    );
     let without = fit_at(&observations, 1, true);
     assert!(cost < without.1 / 5.0, "{cost} against {}", without.1);
-    for measured in &observations {
-        let simulated = fitted.simulate(
-            measured.rows,
-            measured.clients,
-            simulated_seconds(measured.tps),
-        );
-        let error = |a: f64, b: f64| (a / b - 1.0).abs();
-        eprintln!("{measured:?}\n{simulated:?}");
-        assert!(error(simulated.tps, measured.tps) < 0.03, "{measured:?}");
-        assert!(
-            error(simulated.p50_ms, measured.p50_ms) < 0.1,
-            "{measured:?}"
-        );
-        assert!(
-            error(simulated.p99_ms, measured.p99_ms) < 0.1,
-            "{measured:?}"
-        );
-    }
+    predicts_like(&fitted, &truth, &observations, (0.05, 0.15));
 }
 
 /// A machine whose requests from idle connections spend 0.4 ms outside the database at
@@ -178,10 +212,9 @@ fn open_streams(truth: &Machine, rates_per_s: &[f64]) -> Vec<(OpenStream, Observ
                 connections: 64,
                 rate_per_s,
             };
-            (
-                stream,
-                truth.simulate_open(&stream, open_simulated_seconds(rate_per_s)),
-            )
+            let seconds = open_simulated_seconds(rate_per_s);
+            let measured = truth.simulate_open_seeded(&stream, seconds, MEASURED_SEED);
+            (stream, with_noise(measured))
         })
         .collect()
 }
@@ -197,13 +230,15 @@ fn idle_fitted(truth: &Machine, measured: &[(OpenStream, Observation)]) -> Idle 
 
 #[test]
 fn what_an_idle_connection_costs_is_recovered_from_two_open_streams() {
-    // Measured on a light and a heavy open stream, the fit finds all three within 5%.
+    // Measured on a light and a heavy open stream, the fit finds the time outside the
+    // database within 5%, and the CPU of waking the server, which moves the heavy
+    // stream's p99 by a few times the runs' noise only, within 15% (0.0091 ms for 0.01).
     let truth = idle_truth();
     let fitted = idle_fitted(&truth, &open_streams(&truth, &[1500.0, 12_000.0]));
-    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
-    assert!(close(fitted.overhead.median_ms, 0.4), "{fitted:?}");
-    assert!(close(fitted.overhead.p99_ms, 2.0), "{fitted:?}");
-    assert!(close(fitted.wake_cpu_ms, 0.01), "{fitted:?}");
+    let within = |a: f64, b: f64, band: f64| (a / b - 1.0).abs() < band;
+    assert!(within(fitted.overhead.median_ms, 0.4, 0.05), "{fitted:?}");
+    assert!(within(fitted.overhead.p99_ms, 2.0, 0.05), "{fitted:?}");
+    assert!(within(fitted.wake_cpu_ms, 0.01, 0.15), "{fitted:?}");
 }
 
 #[test]
@@ -232,17 +267,7 @@ fn the_fit_sees_a_random_grant_order_and_reproduces_its_runs() {
     let observations = observe(&truth);
     let (fitted, _) = fit_at(&observations, 1, true);
     assert_eq!(fitted.grant_order, GrantOrder::Random);
-    for measured in &observations {
-        let seconds = simulated_seconds(measured.tps);
-        let simulated = fitted.simulate(measured.rows, measured.clients, seconds);
-        let off = |a: f64, b: f64| (a / b - 1.0).abs();
-        assert!(
-            off(simulated.tps, measured.tps) < 0.03
-                && off(simulated.p50_ms, measured.p50_ms) < 0.1
-                && off(simulated.p99_ms, measured.p99_ms) < 0.1,
-            "{simulated:?} against {measured:?} ({fitted:?})"
-        );
-    }
+    predicts_like(&fitted, &truth, &observations, (0.03, 0.1));
 }
 
 #[test]
@@ -273,15 +298,20 @@ fn the_herd_is_split_from_the_wake_up_by_one_row_at_more_clients() {
             herd_runs[0].tps
         );
         let fitted = fit_herd(&linear, &observations, &herd_runs);
-        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.05;
-        assert!(close(fitted.herd_cpu_ms, herd_cpu_ms), "{fitted:?}");
-        assert!(close(fitted.wake_cpu_ms, wake_cpu_ms), "{fitted:?}");
+        eprintln!("{fitted:?}");
+        // Each term within 15%: one run of 2% noise places the pair, worth 10% of it.
+        let within = |a: f64, b: f64, band: f64| (a / b - 1.0).abs() < band;
+        assert!(within(fitted.herd_cpu_ms, herd_cpu_ms, 0.15), "{fitted:?}");
+        assert!(within(fitted.wake_cpu_ms, wake_cpu_ms, 0.15), "{fitted:?}");
         let fitted_64 = measure(&fitted, 1, 64).tps;
-        assert!(close(fitted_64, herd_runs[0].tps), "{fitted_64:.0}/s");
+        assert!(
+            within(fitted_64, herd_runs[0].tps, 0.05),
+            "{fitted_64:.0}/s"
+        );
         // No run beyond the rest's clients: nothing sees the herd, the machine is kept.
         assert_eq!(fit_herd(&linear, &observations, &[]), linear);
-        let within = [observations[5]];
-        assert_eq!(fit_herd(&linear, &observations, &within), linear);
+        let at_32 = [observations[5]];
+        assert_eq!(fit_herd(&linear, &observations, &at_32), linear);
     }
 }
 
@@ -300,17 +330,7 @@ fn the_fit_finds_how_many_cores_the_server_has() {
     let observations = observe(&truth);
     let (fitted, _) = fit_with_cores(&observations, 4, false);
     assert_eq!(fitted.cores, 2, "{fitted:?}");
-    for measured in &observations {
-        let simulated = fitted.simulate(
-            measured.rows,
-            measured.clients,
-            simulated_seconds(measured.tps),
-        );
-        assert!(
-            (simulated.tps / measured.tps - 1.0).abs() < 0.03,
-            "{simulated:?} against {measured:?} ({fitted:?})"
-        );
-    }
+    predicts_like(&fitted, &truth, &observations, (0.03, 0.1));
 }
 
 #[test]
