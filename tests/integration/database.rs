@@ -225,19 +225,32 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     }
     // The fit's own closed loops (not the one row at 64 clients, beyond the rest's clients)
     // within the calibration's tolerance of what they measured, at the median: 0.5 s runs
-    // on a shared host move by ±15% each, and a fit left at its first guess is 22–58% off.
-    let mut residuals: Vec<f64> = records[..5]
-        .iter()
-        .chain(&records[8..])
-        .filter(|closed| &closed[column("clients_or_connections")] != "64")
-        .map(|closed| {
-            let residual: f64 = closed[column("tps_residual")].parse().unwrap();
-            residual.abs()
-        })
-        .collect();
-    residuals.sort_by(f64::total_cmp);
-    assert_eq!(residuals.len(), 5);
-    assert!(residuals[2] < 0.15, "{residuals:?}\n{csv}");
+    // on a quiet host move by ±15% each, and a fit left at its first guess is 22–58% off.
+    // Where the database moved by itself beyond that tolerance while it was measured (a busy
+    // host: the busiest loop measured again at the end), no fit can be judged against it,
+    // and the calibration must say so, in calibration.toml and on standard error.
+    let toml = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
+    if toml.contains("no fit can be closer to this database than that") {
+        eprintln!("the database moved by itself during the calibration: the fit is not judged");
+        assert!(
+            stderr(&output).contains("warning: steadiness:"),
+            "{}",
+            stderr(&output)
+        );
+    } else {
+        let mut residuals: Vec<f64> = records[..5]
+            .iter()
+            .chain(&records[8..])
+            .filter(|closed| &closed[column("clients_or_connections")] != "64")
+            .map(|closed| {
+                let residual: f64 = closed[column("tps_residual")].parse().unwrap();
+                residual.abs()
+            })
+            .collect();
+        residuals.sort_by(f64::total_cmp);
+        assert_eq!(residuals.len(), 5);
+        assert!(residuals[2] < 0.15, "{residuals:?}\n{csv}");
+    }
     let again = &records[8];
     assert_eq!(
         (
@@ -247,7 +260,6 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         ("4", "4")
     );
     assert_eq!(&again[column("run")], "again");
-    let toml = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
     assert!(
         toml.contains("# Steadiness: the busiest closed loop (4 rows, 4 clients)"),
         "{toml}"
