@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use super::cores::Scheduler;
 use super::hold::HoldDist;
 use super::stalls::{StallFigures, StallPlan};
 use super::time::SimTime;
@@ -24,6 +25,8 @@ pub struct Cpu {
     pub cores: u32,
     /// CPU time of one update.
     pub demand: HoldDist,
+    /// How the cores share themselves among the work ready to run.
+    pub scheduler: Scheduler,
 }
 
 /// The WAL flush every commit waits for.
@@ -80,6 +83,10 @@ pub struct MachineModel {
     /// CPU on the shared cores for every request sent on an idle connection; 0 without
     /// `[machine]`.
     pub idle_wake_cpu: SimTime,
+    /// CPU on the shared cores every update's request needs before it asks for its row (the
+    /// server's work before the lock, and the load driver's where it runs on the same
+    /// machine); 0 without `[machine]`.
+    pub request_cpu: SimTime,
     /// CPU on the shared cores that a release costs for every update waiting for another row
     /// of the same key (a page's lock list scanned at every release, as InnoDB does); 0
     /// without `[machine]`.
@@ -137,6 +144,7 @@ impl MachineModel {
             && self.wake_cpu == 0
             && self.herd_cpu == 0
             && self.idle_wake_cpu == 0
+            && self.request_cpu == 0
             && self.page_scan_cpu == 0
             && self.cpu.is_none()
             && self.wal.is_none()
@@ -163,7 +171,8 @@ impl MachineModel {
     }
 
     /// The most updates a second the machine takes over all rows and keys, and which part
-    /// sets it: the cores ÷ the mean CPU, or one flush at a time without group commit (`None`
+    /// sets it: the cores ÷ the mean CPU (the update's and its request's), or one flush at a
+    /// time without group commit (`None`
     /// when neither bounds it). Without group commit every update also pays its flush's CPU
     /// (`[wal] cpu_ms`); with it a flush's CPU is shared by the commits it covers, as many as
     /// the load makes, and is left out.
@@ -173,7 +182,7 @@ impl MachineModel {
             .filter(|wal| !wal.group_commit)
             .map_or(0.0, |wal| wal.cpu as f64);
         let cpu = self.cpu.as_ref().and_then(|cpu| {
-            let mean = cpu.demand.mean_ns() + own_flush;
+            let mean = cpu.demand.mean_ns() + own_flush + self.request_cpu as f64;
             (mean > 0.0).then(|| (f64::from(cpu.cores) * 1e9 / mean, Bottleneck::Cpu))
         });
         let wal = self
@@ -264,6 +273,7 @@ mod tests {
             cpu: Some(Cpu {
                 cores: 1,
                 demand: HoldDist::Constant { hold_ns: 40_000 },
+                scheduler: Scheduler::Fifo,
             }),
             wal: Some(WalModel {
                 flush: 50_000,
@@ -286,6 +296,7 @@ mod tests {
             cpu: Some(Cpu {
                 cores: 1,
                 demand: HoldDist::Constant { hold_ns: 40_000 },
+                scheduler: Scheduler::Fifo,
             }),
             wal: Some(WalModel {
                 flush: 50_000,

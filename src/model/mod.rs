@@ -26,6 +26,7 @@ pub mod calendar;
 pub mod clients;
 pub mod closed;
 pub mod config;
+pub mod cores;
 pub mod counter;
 pub mod engine;
 mod extended;

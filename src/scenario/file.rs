@@ -145,6 +145,14 @@ pub struct MachineTable {
     /// CPU on the shared cores for every request sent on an idle connection (waking its
     /// server process, and the client where it runs on the same machine), ms. Default 0.
     pub idle_wake_cpu_ms: Option<f64>,
+    /// CPU on the shared cores every update's request needs before it asks for its row: the
+    /// server's work before the lock, and the load driver's where it runs on the same
+    /// machine, ms. Default 0.
+    pub request_cpu_ms: Option<f64>,
+    /// How the cores share themselves: `"fifo"` (a piece of work keeps its core to its end,
+    /// the default) or `"shared"` (processor sharing: `n` pieces ready to run each get
+    /// `min(1, cores / n)` of a core).
+    pub scheduler: Option<crate::model::cores::Scheduler>,
     /// CPU on the shared cores that every release of a row costs for each update waiting for
     /// another row of the same key, ms: a key's rows share a page, and InnoDB (MariaDB,
     /// MySQL) scans the page's whole lock list at every release. Default 0 (PostgreSQL keeps

@@ -33,6 +33,10 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         machine.and_then(|m| m.idle_wake_cpu_ms),
         "machine.idle_wake_cpu_ms",
     )?;
+    let request_cpu = optional_ms(
+        machine.and_then(|m| m.request_cpu_ms),
+        "machine.request_cpu_ms",
+    )?;
     let page_scan_cpu = optional_ms(
         machine.and_then(|m| m.page_scan_cpu_ms),
         "machine.page_scan_cpu_ms",
@@ -67,6 +71,7 @@ pub(super) fn resolve_machine(file: &ScenarioFile) -> Result<MachineModel, Field
         wake_cpu,
         herd_cpu,
         idle_wake_cpu,
+        request_cpu,
         page_scan_cpu,
         cpu,
         wal,
@@ -96,7 +101,11 @@ fn resolve_cpu(table: &MachineTable) -> Result<Cpu, FieldError> {
         )
     })?;
     let demand = distribution(demand, "machine.cpu")?;
-    Ok(Cpu { cores, demand })
+    Ok(Cpu {
+        cores,
+        demand,
+        scheduler: table.scheduler.unwrap_or_default(),
+    })
 }
 
 /// `[wal]`: the flush, its leader's CPU (which needs `[machine]`'s cores, `has_cores`) and

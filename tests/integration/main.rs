@@ -24,6 +24,7 @@ mod reports;
 mod robustness;
 mod row_stages;
 mod scenarios;
+mod scheduler;
 mod slurm;
 mod stalls;
 mod traffic;

@@ -173,7 +173,8 @@ impl<O: Observer> Pipeline<O> {
             self.fail(attempt, retry_place);
             return;
         }
-        let on_likes_path = self.likes.is_some() && !matches!(job.stage, Stage::Connecting);
+        let on_likes_path =
+            self.likes.is_some() && !matches!(job.stage, Stage::Connecting | Stage::Preparing);
         let stored = on_likes_path && self.likes_cancel(id);
         match job.stage {
             Stage::Connecting => {
@@ -183,6 +184,8 @@ impl<O: Observer> Pipeline<O> {
             }
             // Leaves when its insert ends (its connection with it).
             Stage::InsertHolding => {}
+            // Leaves when its request's CPU ends (its connection with it).
+            Stage::Preparing => self.jobs[id as usize].abandoned = true,
             // Between two skip-locked tries it is in no line.
             Stage::Trying => {
                 if job.connected {
@@ -207,7 +210,7 @@ impl<O: Observer> Pipeline<O> {
             self.jobs[id as usize].in_backlog = false;
         }
         self.series.forget_late_arrival(job.window);
-        if job.stage != Stage::InsertHolding {
+        if !matches!(job.stage, Stage::InsertHolding | Stage::Preparing) {
             self.free(id);
         }
         let attempt = Attempt {

@@ -33,6 +33,7 @@ use super::adaptive::Adaptive;
 use super::calendar::Calendar;
 use super::clients::Attempt;
 use super::closed::{ClientStreams, ClosedLoop};
+use super::cores::Cores;
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
 use super::extended::Extension;
 use super::hold::HoldDist;
@@ -59,6 +60,8 @@ enum Step {
     HoldEnd(u32),
     /// The job's CPU ends: its core goes to the next job; it asks for the flush.
     CpuEnd(u32),
+    /// Shared cores: the pieces of work done by now end.
+    CpuCheck,
     /// The running flush ends: the commits it covers are done.
     FlushEnd,
     /// A closed-loop client sends its next update.
@@ -114,6 +117,8 @@ enum Stage {
     Inserting,
     /// Inserting its like (holding the insert path).
     InsertHolding,
+    /// Its request's CPU before it asks for its row (`[machine] request_cpu_ms`).
+    Preparing,
     /// Waiting for its row.
     Queued,
     /// Skip-locked: between two tries of its rows, in no line.
@@ -230,7 +235,9 @@ pub struct Pipeline<O: Observer = NoEvents> {
     jobs: Vec<Job>,
     links: Links,
     free_jobs: Vec<u32>,
-    cores: Option<Servers>,
+    cores: Option<Cores>,
+    /// The pieces shared cores finished at one check.
+    cpu_done: Vec<u32>,
     wal: Option<Wal>,
     /// The stages after the hold.
     route: Route,
@@ -305,7 +312,11 @@ impl<O: Observer> Pipeline<O> {
             jobs: Vec::new(),
             links: Links::default(),
             free_jobs: Vec::new(),
-            cores: machine.cpu.as_ref().map(|cpu| Servers::new(cpu.cores)),
+            cores: machine
+                .cpu
+                .as_ref()
+                .map(|cpu| Cores::new(cpu.cores, cpu.scheduler)),
+            cpu_done: Vec::new(),
             wal: machine.wal.map(|wal| Wal::new(wal.group_commit)),
             route: Route::of(machine.cpu.is_some(), machine.wal.is_some()),
             covered: Vec::new(),
@@ -624,7 +635,7 @@ impl<O: Observer> Pipeline<O> {
                     }
                 }
             }
-            None => self.request_store_or_row(id),
+            None => self.prepare_then_request(id),
         }
     }
 
@@ -635,7 +646,7 @@ impl<O: Observer> Pipeline<O> {
         job.connected_at = self.now;
         match job.kind {
             Kind::Neighbour => self.neighbour_connected(id),
-            _ => self.request_store_or_row(id),
+            _ => self.prepare_then_request(id),
         }
     }
 
@@ -693,18 +704,14 @@ impl<O: Observer> Pipeline<O> {
         match step {
             Step::HoldEnd(job) => self.enter(job, self.route.after_hold),
             Step::CpuEnd(job) => {
-                if let Some(next) = self.cores.as_mut().and_then(|c| c.release(&mut self.links)) {
+                if let Some(Cores::Fifo(cores)) = self.cores.as_mut()
+                    && let Some(next) = cores.release(&mut self.links)
+                {
                     self.run_cpu(next);
                 }
-                match self.jobs[job as usize].kind {
-                    Kind::Wake => self.free(job),
-                    Kind::FlushWrite => {
-                        self.free(job);
-                        self.write_flush(self.now);
-                    }
-                    _ => self.enter(job, self.route.after_cpu),
-                }
+                self.cpu_ended(job);
             }
+            Step::CpuCheck => self.check_shared_cores(),
             Step::FlushEnd => self.end_flush(),
             Step::Send(client) => self.send(client),
             Step::Retry(index) => self.retry(index),

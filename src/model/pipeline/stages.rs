@@ -156,12 +156,14 @@ impl<O: Observer> Pipeline<O> {
     #[inline]
     pub(super) fn enter(&mut self, job: u32, hop: Hop) {
         match hop {
-            Hop::Cpu => {
-                let cores = self.cores.as_mut().expect("a CPU stage has cores");
-                if cores.request(job, &mut self.links) {
-                    self.run_cpu(job);
+            Hop::Cpu => match self.cores.as_mut().expect("a CPU stage has cores") {
+                Cores::Fifo(cores) => {
+                    if cores.request(job, &mut self.links) {
+                        self.run_cpu(job);
+                    }
                 }
-            }
+                Cores::Shared(_) => self.share_cpu(job),
+            },
             Hop::Flush => {
                 let wal = self.wal.as_mut().expect("a flush stage has a WAL");
                 if wal.request(job, &mut self.links) {
@@ -172,11 +174,98 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
-    /// The job runs on a core from now.
+    /// The CPU `job` needs now: its request's before it asks for its row, else its own.
+    fn cpu_demand(&self, job: u32) -> SimTime {
+        let job = &self.jobs[job as usize];
+        if job.stage == Stage::Preparing {
+            self.machine.request_cpu
+        } else {
+            job.cpu
+        }
+    }
+
+    /// The job runs on a core from now (first come, first served).
     pub(super) fn run_cpu(&mut self, job: u32) {
-        let end = self.now.saturating_add(self.jobs[job as usize].cpu);
+        let end = self.now.saturating_add(self.cpu_demand(job));
         self.figures.cpu_busy_ns += self.measured_overlap(self.now, end);
         self.calendar.schedule(end, Step::CpuEnd(job));
+    }
+
+    /// The job joins the work sharing the cores from now.
+    fn share_cpu(&mut self, job: u32) {
+        let demand = self.cpu_demand(job);
+        let now = self.now;
+        let Some(Cores::Shared(cores)) = self.cores.as_mut() else {
+            unreachable!("shared cores")
+        };
+        let (since, busy) = cores.advance(now);
+        let check = cores.enter(job, demand, now);
+        self.figures.cpu_busy_ns += self.measured_overlap(since, now) * u128::from(busy);
+        if let Some(at) = check {
+            self.calendar.schedule(at, Step::CpuCheck);
+        }
+    }
+
+    /// A check of the shared cores: the pieces done by now end, in the order they finished.
+    pub(super) fn check_shared_cores(&mut self) {
+        let now = self.now;
+        let mut done = std::mem::take(&mut self.cpu_done);
+        let Some(Cores::Shared(cores)) = self.cores.as_mut() else {
+            unreachable!("checks come from shared cores")
+        };
+        let (since, busy) = cores.advance(now);
+        done.clear();
+        let check = cores.complete(now, &mut done);
+        self.figures.cpu_busy_ns += self.measured_overlap(since, now) * u128::from(busy);
+        if let Some(at) = check {
+            self.calendar.schedule(at, Step::CpuCheck);
+        }
+        for &job in &done {
+            self.cpu_ended(job);
+        }
+        self.cpu_done = done;
+    }
+
+    /// `job`'s CPU ended: a request goes on to its row (or, cancelled meanwhile, leaves), a
+    /// wake-up is done, a flush's leader writes, an update asks for the flush.
+    pub(super) fn cpu_ended(&mut self, job: u32) {
+        let Job { kind, stage, .. } = self.jobs[job as usize];
+        match kind {
+            Kind::Wake => self.free(job),
+            Kind::FlushWrite => {
+                self.free(job);
+                self.write_flush(self.now);
+            }
+            _ if stage == Stage::Preparing => self.prepared(job),
+            _ => self.enter(job, self.route.after_cpu),
+        }
+    }
+
+    /// The update's request needs CPU on the shared cores before it asks for its row
+    /// (`[machine] request_cpu_ms`); without any, it asks now.
+    pub(super) fn prepare_then_request(&mut self, id: u32) {
+        let job = &mut self.jobs[id as usize];
+        if self.machine.request_cpu == 0 || self.cores.is_none() || job.kind != Kind::Update {
+            self.request_store_or_row(id);
+            return;
+        }
+        job.stage = Stage::Preparing;
+        self.enter(id, Hop::Cpu);
+    }
+
+    /// The request's CPU is done: it asks for its row, unless its client cancelled it
+    /// meanwhile (it leaves now, with its connection).
+    fn prepared(&mut self, id: u32) {
+        let job = &mut self.jobs[id as usize];
+        if job.abandoned {
+            if job.connected {
+                self.release_connection();
+            }
+            self.free(id);
+            return;
+        }
+        job.stage = Stage::Holding;
+        self.request_store_or_row(id);
     }
 
     /// A flush starts after `wake` (its leader slept while the last one ran): its leader's
