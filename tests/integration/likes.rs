@@ -415,3 +415,18 @@ fn plan_answers_at_once_when_the_likes_table_is_the_hot_spot() {
     let planned = plan::plan(&separate, targets, settings).unwrap();
     assert!(planned.answer.is_some(), "{:?}", planned.unmet_reason);
 }
+
+#[test]
+fn a_client_that_gives_up_during_its_insert_is_told_once() {
+    // One closed-loop client, a 10 ms insert, a 5 ms timeout that cancels, no retry: each
+    // like times out during (or waiting for) the insert and the client sends the next at
+    // once: 200 in a second. The insert it gave up on ends later and must answer nobody (it
+    // answered the client a second time, and the loop's population doubled: 10,100 likes).
+    let dir = tempfile::tempdir().unwrap();
+    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 0.1\n[arrivals]\nclients = 1\nthink_ms = 0\n\
+                [likes_table]\npartitions = 1\ninsert_hold = { dist = \"constant\", ms = 10 }\n\
+                same_transaction = false\n[client]\ntimeout_ms = 5\non_timeout = \"cancel\"\nretries = 0\n";
+    let runs = common::simulate(&common::scenario(dir.path(), text));
+    let client = runs[0].extended.as_ref().unwrap().client.as_ref().unwrap();
+    assert_eq!((client.counts.likes, client.counts.timeouts), (200, 200));
+}

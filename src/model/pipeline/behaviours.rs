@@ -182,8 +182,9 @@ impl<O: Observer> Pipeline<O> {
                     pool.withdraw(id, &mut self.links);
                 }
             }
-            // Leaves when its insert ends (its connection with it).
-            Stage::InsertHolding => {}
+            // Leaves when its insert ends (its connection with it), answering nobody: its
+            // client is told now.
+            Stage::InsertHolding => self.jobs[id as usize].client = NONE,
             // Leaves when its request's CPU ends (its connection with it).
             Stage::Preparing => self.jobs[id as usize].abandoned = true,
             // Between two skip-locked tries it is in no line.
