@@ -119,8 +119,15 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
     if misses.is_empty() {
         return Ok(());
     }
+    let optimistic = match validation.optimistic_calls() {
+        0 => String::new(),
+        calls => format!(
+            ", {} predicted to keep up that collapsed (optimistic)",
+            crate::report::units::plural(calls as u64, "point")
+        ),
+    };
     Err(Failed(format!(
-        "{} of {} points outside the tolerance: {}",
+        "{} of {} points outside the tolerance{optimistic}: {}",
         misses.len(),
         validation.points.len(),
         misses.join("; ")

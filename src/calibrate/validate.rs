@@ -153,13 +153,24 @@ impl Point {
         self.p99_error_against(self.measured_steady_p99_ns()?)
     }
 
+    /// How the predicted stability compares with the measured one.
+    pub fn stability_call(&self) -> StabilityCall {
+        match (self.predicted_stable, self.measured_stable) {
+            (true, false) => StabilityCall::Optimistic,
+            (false, true) => StabilityCall::Conservative,
+            _ => StabilityCall::Agrees,
+        }
+    }
+
     /// Why the point is outside `tolerance`, if it is.
     pub fn miss(&self, tolerance: &Tolerance) -> Option<String> {
-        if self.measured_stable != self.predicted_stable {
+        let call = self.stability_call();
+        if call != StabilityCall::Agrees {
             return Some(format!(
-                "measured {}, predicted {}",
+                "measured {}, predicted {} ({})",
                 stability(self.measured_stable),
-                self.predicted_stability()
+                self.predicted_stability(),
+                call.name()
             ));
         }
         if self.tps_error().abs() > tolerance.tps_rel {
@@ -176,6 +187,30 @@ impl Point {
                 100.0 * tolerance.p99_rel
             )),
             _ => None,
+        }
+    }
+}
+
+/// A prediction's stability against the measured one. An optimistic call (predicted to keep
+/// up, measured collapsed) is the one a capacity planner cannot forgive: it would choose too
+/// few rows. A conservative one costs rows, not users' waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StabilityCall {
+    /// Both kept up, or both fell behind.
+    Agrees,
+    /// Predicted to keep up (from empty and from a full backlog), measured collapsed.
+    Optimistic,
+    /// Predicted collapsed or metastable, measured keeping up.
+    Conservative,
+}
+
+impl StabilityCall {
+    /// Its name in outputs: `agrees`, `optimistic`, `conservative`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StabilityCall::Agrees => "agrees",
+            StabilityCall::Optimistic => "optimistic",
+            StabilityCall::Conservative => "conservative",
         }
     }
 }
@@ -738,6 +773,7 @@ impl Validation {
             "drift_since_calibrate",
             "measured_steady_p99_ms",
             "steady_p99_error",
+            "stability_call",
         ])
         .expect("writing to memory");
         let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
@@ -779,6 +815,7 @@ impl Validation {
                 point
                     .steady_p99_error()
                     .map_or(String::new(), |e| format!("{e:.4}")),
+                point.stability_call().name().into(),
             ])
             .expect("writing to memory");
         }
@@ -826,6 +863,14 @@ impl Validation {
                 judged.len(),
             )
         })
+    }
+
+    /// The points predicted to keep up that the database did not.
+    pub fn optimistic_calls(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|p| p.stability_call() == StabilityCall::Optimistic)
+            .count()
     }
 
     /// The points outside `tolerance`, named, with why.

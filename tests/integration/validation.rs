@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use shardsim::calibrate::load::Load;
-use shardsim::calibrate::validate::{Point, Tolerance};
+use shardsim::calibrate::validate::{Point, StabilityCall, Tolerance};
 use shardsim::stats::WaitSummary;
 
 /// `validate`'s default tolerance.
@@ -75,10 +75,22 @@ fn a_stable_points_p99_within_twenty_five_percent_passes_and_beyond_it_misses() 
 
 #[test]
 fn stability_must_agree_and_an_optimistic_call_is_a_miss_as_a_conservative_one_is() {
-    let optimistic = point(1000.0, 10.0, false, true).miss(&DEFAULT).unwrap();
-    assert_eq!(optimistic, "measured collapsed, predicted stable");
-    let conservative = point(1000.0, 10.0, true, false).miss(&DEFAULT).unwrap();
-    assert_eq!(conservative, "measured stable, predicted collapsed");
+    let optimistic = point(1000.0, 10.0, false, true);
+    assert_eq!(optimistic.stability_call(), StabilityCall::Optimistic);
+    assert_eq!(
+        optimistic.miss(&DEFAULT).unwrap(),
+        "measured collapsed, predicted stable (optimistic)"
+    );
+    let conservative = point(1000.0, 10.0, true, false);
+    assert_eq!(conservative.stability_call(), StabilityCall::Conservative);
+    assert_eq!(
+        conservative.miss(&DEFAULT).unwrap(),
+        "measured stable, predicted collapsed (conservative)"
+    );
+    for (measured, predicted) in [(true, true), (false, false)] {
+        let agrees = point(1000.0, 10.0, measured, predicted).stability_call();
+        assert_eq!(agrees, StabilityCall::Agrees);
+    }
     // Stability is judged before the throughput and the tail.
     assert!(
         point(2000.0, 50.0, false, true)

@@ -362,13 +362,14 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
         "{table}"
     );
     let csv = String::from_utf8(validation.csv(&TOLERANCE)).expect("UTF-8");
-    let last_two: Vec<Vec<&str>> = csv
+    // The steady p99 and its error, before the stability call.
+    let steady: Vec<Vec<&str>> = csv
         .lines()
-        .map(|line| line.rsplitn(3, ',').take(2).collect())
+        .map(|line| line.rsplitn(4, ',').skip(1).take(2).collect())
         .collect();
-    assert_eq!(last_two[0], ["steady_p99_error", "measured_steady_p99_ms"]);
-    assert_eq!(last_two[1], ["", ""], "a closed loop");
-    assert_eq!(last_two[2], ["0.1000", "2.0000"]);
+    assert_eq!(steady[0], ["steady_p99_error", "measured_steady_p99_ms"]);
+    assert_eq!(steady[1], ["", ""], "a closed loop");
+    assert_eq!(steady[2], ["0.1000", "2.0000"]);
     // Without any steady p99 (an older measurement), there is no line.
     let mut without = validation.clone();
     for point in &mut without.points {
@@ -519,4 +520,39 @@ fn an_even_number_of_repeats_takes_the_middle_two() {
     assert_eq!(point.measured.p99_ns, 3_000_000);
     assert!(!point.measured_stable, "850/s is below 90% of 1,000/s");
     assert_eq!(median(std::iter::empty()), 0.0);
+}
+
+#[test]
+fn optimistic_calls_are_counted_apart_and_named_in_the_csv() {
+    // Predicted to keep up, measured collapsed: optimistic; the reverse: conservative; a
+    // collapse predicted as metastable agrees.
+    let points = vec![
+        point(
+            open_load(),
+            vec![repeat(600.0, 900, false)],
+            predicted_at(1_000.0, 5, true),
+        ),
+        point(
+            open_load(),
+            vec![repeat(1_000.0, 5, true)],
+            predicted_at(700.0, 900, false),
+        ),
+        point(
+            open_load(),
+            vec![repeat(600.0, 900, false)],
+            Prediction {
+                metastable: true,
+                ..predicted_at(620.0, 950, false)
+            },
+        ),
+    ];
+    let validation = validation_of(points);
+    assert_eq!(validation.optimistic_calls(), 1);
+    let csv = String::from_utf8(validation.csv(&TOLERANCE)).unwrap();
+    let calls: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|line| line.rsplit(',').next().unwrap())
+        .collect();
+    assert_eq!(calls, ["optimistic", "conservative", "agrees"]);
 }
