@@ -15,7 +15,9 @@
 //!   that progress reporting costs nothing measurable;
 //! - `pipeline`: the event-driven pipeline fed the same arrivals (same results as `engine`);
 //! - `pipeline_machine`: the pipeline with the machine on: +1.5 µs per waiter, 36 µs of CPU on
-//!   2 cores and a 87 µs group-commit flush (every update takes four resources).
+//!   2 cores and a 87 µs group-commit flush (every update takes four resources);
+//! - `pipeline_shared_cores`: the same machine with its cores shared (processor sharing) and
+//!   20 µs of CPU per request before its row (two pieces of CPU per update).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -90,6 +92,12 @@ fn throughput(c: &mut Criterion) {
         (
             "pipeline_machine",
             "[machine]\ncores = 2\n[machine.cpu]\nms = 0.036\n[wal]\nflush_ms = 0.087\n".into(),
+        ),
+        (
+            "pipeline_shared_cores",
+            "[machine]\ncores = 2\nscheduler = \"shared\"\nrequest_cpu_ms = 0.02\n\
+             [machine.cpu]\nms = 0.036\n[wal]\nflush_ms = 0.087\n"
+                .into(),
         ),
     ] {
         let text = format!(

@@ -446,7 +446,7 @@ fn log_error(simulated: f64, measured: f64) -> f64 {
 
 /// Wake-ups the search starts from, ms: a process that runs again at once, and one that
 /// waits for a busy core (the search does not cross from one basin to the other by itself).
-const WAKE_GUESSES_MS: [f64; 2] = [0.01, 0.1];
+pub const WAKE_GUESSES_MS: [f64; 2] = [0.01, 0.1];
 
 /// A first guess from the measurements: the CPU from the best throughput on many rows, the
 /// time outside the database from one client's response, small hold terms, and `wake_ms`.
