@@ -70,7 +70,7 @@ pub struct SharedCores {
     /// The running pieces by finish tag, then by entry (first in first out on a tie).
     running: BinaryHeap<Reverse<(u64, u64, u32)>>,
     entries: u64,
-    /// The earliest check already on the calendar (0: none due).
+    /// The earliest check already on the calendar, if one is still due.
     check_at: Option<SimTime>,
 }
 

@@ -300,10 +300,10 @@ impl Scenario {
         self.machine.saturated_row_hold_ns(&self.hold)
     }
 
-    /// The mean time from send to answer when nothing waits, ns: the row's hold and the time
-    /// outside the database.
+    /// The mean time from send to answer when nothing waits, ns: the request's CPU before its
+    /// row, the row's hold and the time outside the database.
     pub fn unqueued_response_ns(&self) -> f64 {
-        self.row_hold_ns() + self.machine.overhead_ns()
+        self.machine.request_cpu as f64 + self.row_hold_ns() + self.machine.overhead_ns()
     }
 
     /// Number of time-series windows: `ceil(horizon / window)`.

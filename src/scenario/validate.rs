@@ -757,7 +757,7 @@ fn check_closed_loop(scenario: &Scenario) -> Result<(), FieldError> {
     if closed.think.mean_ns() + scenario.unqueued_response_ns() <= 0.0 {
         return Err((
             "arrivals.think_ms".into(),
-            "with a zero hold (and no CPU, flush or overhead) a closed loop needs a think time > 0, or its clients never let time pass".into(),
+            "with a zero hold (and no CPU, request CPU, flush or overhead) a closed loop needs a think time > 0, or its clients never let time pass".into(),
         ));
     }
     if scenario.features.batching.is_some() {

@@ -122,7 +122,7 @@ fn validation_refuses_what_a_closed_loop_does_not_do() {
         ),
         (
             "shards = [1]\nduration_s = 1\n[hold]\nms = 0\n[arrivals]\nclients = 4\n".to_owned(),
-            "arrivals.think_ms: with a zero hold (and no CPU, flush or overhead) a closed loop needs a think time > 0",
+            "arrivals.think_ms: with a zero hold (and no CPU, request CPU, flush or overhead) a closed loop needs a think time > 0",
         ),
         (
             format!("{base}clients = 4\nthink_dist = \"exponential\"\n"),

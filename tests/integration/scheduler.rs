@@ -152,3 +152,17 @@ fn a_requests_cpu_queues_before_its_row_with_everyone_elses() {
     assert_eq!(waits, [500_000, 800_000]);
     assert_eq!(responses, [2_000_000, 2_800_000]);
 }
+
+#[test]
+fn a_request_cancelled_during_its_cpu_leaves_and_is_told_once() {
+    // One closed-loop client, 10 ms of request CPU on one core, a 5 ms timeout that cancels,
+    // no retry: each like times out during its preparation and the client sends the next at
+    // once, 200 in a second; the abandoned request leaves when its CPU ends, answering nobody.
+    let text = "shards = [1]\nduration_s = 1\n[hold]\nms = 0\n[machine]\ncores = 1\n\
+                request_cpu_ms = 10\n[machine.cpu]\nms = 0\n[arrivals]\nclients = 1\nthink_ms = 0\n\
+                [client]\ntimeout_ms = 5\non_timeout = \"cancel\"\nretries = 0\n";
+    let run = &simulate(&on_pipeline(Path::new("."), text))[0];
+    let client = run.extended.as_ref().unwrap().client.as_ref().unwrap();
+    assert_eq!((client.counts.likes, client.counts.timeouts), (200, 200));
+    assert_eq!(run.completed, 0, "no cancelled request reaches its row");
+}

@@ -200,7 +200,13 @@ impl<O: Observer> Pipeline<O> {
         };
         let (since, busy) = cores.advance(now);
         let check = cores.enter(job, demand, now);
-        self.figures.cpu_busy_ns += self.measured_overlap(since, now) * u128::from(busy);
+        self.shared_cores_moved(since, busy, check);
+    }
+
+    /// The shared cores advanced from `since` with `busy` cores running: their busy time is
+    /// counted, and the next check goes on the calendar if one is needed.
+    fn shared_cores_moved(&mut self, since: SimTime, busy: u32, check: Option<SimTime>) {
+        self.figures.cpu_busy_ns += self.measured_overlap(since, self.now) * u128::from(busy);
         if let Some(at) = check {
             self.calendar.schedule(at, Step::CpuCheck);
         }
@@ -216,10 +222,7 @@ impl<O: Observer> Pipeline<O> {
         let (since, busy) = cores.advance(now);
         done.clear();
         let check = cores.complete(now, &mut done);
-        self.figures.cpu_busy_ns += self.measured_overlap(since, now) * u128::from(busy);
-        if let Some(at) = check {
-            self.calendar.schedule(at, Step::CpuCheck);
-        }
+        self.shared_cores_moved(since, busy, check);
         for &job in &done {
             self.cpu_ended(job);
         }
