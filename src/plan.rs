@@ -160,6 +160,83 @@ pub struct Plan {
     pub theory_shards: Option<u32>,
     /// What the machine's stalls say about the answer's tail (`None` without `[stalls]`).
     pub stall_note: Option<String>,
+    /// The answers over the calibration's spread, when it has one: the plan's own figures
+    /// are then its slow end's, and its answer the most rows any end needs.
+    pub spread: Option<SpreadAnswers>,
+}
+
+/// A plan's answers at its calibration's spread's ends and as fitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpreadAnswers {
+    /// The slow end's factor on every time of the calibration.
+    pub slower: f64,
+    /// The fast end's factor.
+    pub faster: f64,
+    /// The answer at the slow end.
+    pub at_slower: Option<u32>,
+    /// The answer with the calibration as fitted.
+    pub as_fitted: Option<u32>,
+    /// The answer at the fast end.
+    pub at_faster: Option<u32>,
+}
+
+impl SpreadAnswers {
+    /// The answers as a range, fewest first: `6–16`, `8` when they agree, `none` when no end
+    /// has one; an end without an answer shows as `none`.
+    pub fn range(&self) -> String {
+        let ends = [self.at_faster, self.as_fitted, self.at_slower];
+        let known: Vec<u32> = ends.iter().flatten().copied().collect();
+        let (Some(&low), Some(&high)) = (known.iter().min(), known.iter().max()) else {
+            return "none".to_owned();
+        };
+        let high = if ends.iter().any(Option::is_none) {
+            "none".to_owned()
+        } else {
+            high.to_string()
+        };
+        if high == low.to_string() {
+            high
+        } else {
+            format!("{low}–{high}")
+        }
+    }
+}
+
+/// The plan over a calibration's spread: `slow`'s figures (every time of its calibration
+/// `spread.slower` times as fitted), and as its answer the most rows any of `slow`, `fitted`
+/// and `fast` needs — none when one has none, with that end's reason. Never optimistic
+/// about what the database did while it was calibrated.
+pub fn over_spread(
+    mut slow: Plan,
+    fitted: &Plan,
+    fast: &Plan,
+    spread: &crate::scenario::include::CalibrationSpread,
+) -> Plan {
+    let answers = SpreadAnswers {
+        slower: spread.slower,
+        faster: spread.faster,
+        at_slower: slow.answer,
+        as_fitted: fitted.answer,
+        at_faster: fast.answer,
+    };
+    let unmet = [&slow, fitted, fast]
+        .into_iter()
+        .find(|plan| plan.answer.is_none())
+        .map(|plan| plan.unmet_reason.clone().unwrap_or_default());
+    match unmet {
+        Some(reason) => {
+            slow.answer = None;
+            slow.unmet_reason = Some(reason);
+        }
+        None => {
+            slow.answer = [slow.answer, fitted.answer, fast.answer]
+                .into_iter()
+                .max()
+                .flatten()
+        }
+    }
+    slow.spread = Some(answers);
+    slow
 }
 
 /// Plans the shard count for `base`'s peak under `targets`, once per policy of the scenario
@@ -245,6 +322,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
             utilization_shards,
         ),
         stall_note: stall_note(base, &settings),
+        spread: None,
     })
 }
 

@@ -87,6 +87,7 @@ pub(super) fn overrides_at(
         event_path: flags.engine == crate::cli::EngineChoice::Event,
         calibration: flags.calibration.clone(),
         traffic,
+        calibration_scale: None,
     }
 }
 

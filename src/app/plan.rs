@@ -73,7 +73,8 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
             .into());
         }
         planned.fields.clone_from(&grid.fields);
-        for configuration in grid.configurations {
+        let ends = spread_ends(args, &flags_overrides, &grid)?;
+        for (index, configuration) in grid.configurations.into_iter().enumerate() {
             let mut scenario = configuration.scenario;
             admit(&mut scenario, &args.flags)?;
             let targets = plan_targets(args, &scenario)?;
@@ -81,8 +82,24 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
             crate::plan::admit(&scenario, settings)?;
             planned.max_shards = settings.max_shards;
             out_dir.get_or_insert_with(|| plan_folder(&scenario.name, &args.flags));
-            let plans =
+            let mut plans =
                 pool.install(|| crate::plan::plan_each_policy(&scenario, targets, settings))?;
+            if let (Some((slow, fast)), Some(spread)) = (&ends, &scenario.calibration_spread) {
+                let at = |grid: &Grid| -> anyhow::Result<Vec<crate::plan::Plan>> {
+                    let mut end = grid.configurations[index].scenario.clone();
+                    admit(&mut end, &args.flags)?;
+                    Ok(pool.install(|| crate::plan::plan_each_policy(&end, targets, settings))?)
+                };
+                let (slow, fast) = (at(slow)?, at(fast)?);
+                plans = slow
+                    .into_iter()
+                    .zip(&plans)
+                    .zip(&fast)
+                    .map(|((slow, fitted), fast)| {
+                        crate::plan::over_spread(slow, fitted, fast, spread)
+                    })
+                    .collect();
+            }
             let values = configuration.values;
             planned
                 .plans
@@ -91,6 +108,30 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
     }
     planned.out_dir = out_dir.expect("at least one traffic level");
     Ok(planned)
+}
+
+/// The scenario's configurations with every time of its calibration at the slow and at the
+/// fast end of the calibration's `[spread]`, when it has one.
+fn spread_ends(
+    args: &PlanArgs,
+    overrides: &Overrides,
+    grid: &Grid,
+) -> anyhow::Result<Option<(Grid, Grid)>> {
+    let Some(spread) = grid
+        .configurations
+        .first()
+        .and_then(|c| c.scenario.calibration_spread.clone())
+    else {
+        return Ok(None);
+    };
+    let at = |scale: f64| {
+        let overrides = Overrides {
+            calibration_scale: Some(scale),
+            ..overrides.clone()
+        };
+        plan_scenario(args, &overrides)
+    };
+    Ok(Some((at(spread.slower)?, at(spread.faster)?)))
 }
 
 /// The plan's settings: the command line's, with at least [`PLAN_REPLICATIONS`].

@@ -304,7 +304,13 @@ impl Machine {
     }
 
     /// [`Machine::simulate`] with the draws of `seed`.
-    fn simulate_seeded(&self, rows: u32, clients: u32, seconds: f64, seed: u64) -> Observation {
+    pub(super) fn simulate_seeded(
+        &self,
+        rows: u32,
+        clients: u32,
+        seconds: f64,
+        seed: u64,
+    ) -> Observation {
         let text = format!(
             "name = \"fit\"\nseed = {seed}\nshards = [{rows}]\npolicy = \"random\"\nduration_s = {seconds}\n\
              [arrivals]\nclients = {clients}\nthink_ms = 0\n\n{}",
@@ -337,6 +343,32 @@ impl Machine {
             p50_ms: crate::time::ns_to_ms(responses.p50_ns),
             p99_ms: crate::time::ns_to_ms(responses.p99_ns),
             fsyncs_per_commit: machine.fsyncs_per_commit(self.flush_ms.is_some()),
+        }
+    }
+
+    /// This machine with every time of it — the hold, CPU, flush, wake-ups and the time
+    /// outside the database — `factor` times as long: the same database, slower or faster.
+    pub fn scaled(&self, factor: f64) -> Machine {
+        let idle = self.idle.map(|idle| Idle {
+            overhead: Lognormal {
+                median_ms: idle.overhead.median_ms * factor,
+                p99_ms: idle.overhead.p99_ms * factor,
+            },
+            wake_cpu_ms: idle.wake_cpu_ms * factor,
+        });
+        Machine {
+            hold_ms: self.hold_ms * factor,
+            wake_ms: self.wake_ms * factor,
+            wake_cpu_ms: self.wake_cpu_ms * factor,
+            herd_cpu_ms: self.herd_cpu_ms * factor,
+            page_scan_cpu_ms: self.page_scan_cpu_ms * factor,
+            cpu_ms: self.cpu_ms * factor,
+            flush_ms: self.flush_ms.map(|ms| ms * factor),
+            flush_cpu_ms: self.flush_cpu_ms * factor,
+            overhead_ms: self.overhead_ms * factor,
+            overhead_p99_ms: self.overhead_p99_ms * factor,
+            idle,
+            ..*self
         }
     }
 

@@ -16,6 +16,7 @@ pub mod fit;
 pub mod host;
 pub mod load;
 pub mod schema;
+pub mod spread;
 pub mod stalls;
 pub mod validate;
 
@@ -24,6 +25,7 @@ use std::time::Duration;
 use backend::{DbFailure, Durability, Target};
 use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
+use spread::Spread;
 use stalls::FittedStalls;
 
 /// Seconds of warm-up before each run's measurement.
@@ -132,6 +134,8 @@ pub struct Calibration {
     pub again: Option<CalibrationRun>,
     /// The stalls seen in every run's measured seconds, fitted (`None`: none seen).
     pub stalls: Option<FittedStalls>,
+    /// How much slower or faster than fitted the database could have been ([`spread`]).
+    pub spread: Option<Spread>,
 }
 
 /// How far the database moved by itself during a calibration: the same closed loop measured
@@ -358,6 +362,8 @@ pub fn calibrate(
     schema.drop_now()?;
     progress("fitting the model to the runs");
     let machine = fit_machine(design, &runs, durable);
+    progress("refitting the machine's speed to resamples of the runs");
+    let spread = spread_of(&machine, &runs, durable);
     let run = |(load, measured): (Load, Measured)| CalibrationRun {
         fitted: predict(&machine, &load),
         load,
@@ -382,7 +388,25 @@ pub fn calibrate(
         load_notice,
         again: Some(again),
         stalls,
+        spread,
     })
+}
+
+/// The spread of `machine` over the closed loops it was fitted to, the loop measured twice
+/// among them twice.
+fn spread_of(machine: &Machine, runs: &Runs, durable: bool) -> Option<Spread> {
+    let first = runs
+        .closed
+        .iter()
+        .position(|(load, _)| *load == runs.again.0);
+    let observations: Vec<Observation> = runs
+        .closed
+        .iter()
+        .chain(std::iter::once(&runs.again))
+        .map(|(load, m)| observation(load, m, durable))
+        .collect();
+    let again = observations.len() - 1;
+    Spread::fit(machine, &observations, first.map(|first| (first, again)))
 }
 
 /// What calibrate measured: each run's load beside what the database did.
@@ -599,8 +623,22 @@ impl Calibration {
             self.load_notice
                 .map_or(String::new(), |notice| comment(notice) + "\n"),
             comment(&format!("Fitted: {}.", m.describe())),
-            m.sections() + &self.stall_section()
+            m.sections() + &self.stall_section() + &self.spread_section()
         )
+    }
+
+    /// `[spread]` as fitted, after a comment of where it comes from.
+    fn spread_section(&self) -> String {
+        self.spread.map_or(String::new(), |spread| {
+            format!(
+                "\n{}\n{}",
+                comment(&format!(
+                    "Spread: {}; plan answers at both ends and chooses by the slower.",
+                    spread.describe()
+                )),
+                spread.toml()
+            )
+        })
     }
 
     /// `[stalls]` as fitted, with how many were seen, or a comment that none was.
@@ -770,6 +808,7 @@ mod tests {
             load_notice: None,
             again: Some(closed_run(64, 32, again)),
             stalls: None,
+            spread: None,
         }
     }
 
@@ -938,6 +977,7 @@ mod tests {
             load_notice,
             again: None,
             stalls: None,
+            spread: None,
         };
         let plain = calibration(None).toml();
         let noted = calibration(Some(host::AUTOGROUP_NOTICE)).toml();

@@ -157,6 +157,13 @@ fn plan_document(plan: &Plan) -> Value {
             "warmup_s": plan.settings.warmup_s,
             "max_shards": plan.settings.max_shards,
         },
+        "spread": plan.spread.as_ref().map(|spread| json!({
+            "slower": spread.slower,
+            "faster": spread.faster,
+            "answer_at_slower": spread.at_slower,
+            "answer_as_fitted": spread.as_fitted,
+            "answer_at_faster": spread.at_faster,
+        })),
         "evidence": {
             "below": at(plan.answer.filter(|&n| n > 1).map(|n| n - 1)),
             "answer": at(plan.answer),
@@ -233,6 +240,7 @@ fn render_one(plan: &Plan) -> String {
     let mut out = String::new();
     write_question(&mut out, plan);
     write_answer(&mut out, plan);
+    write_spread(&mut out, plan);
     if let Some(note) = &plan.stall_note {
         out += &units::wrap(&format!("stalls: {note}"), 100);
         out.push('\n');
@@ -276,7 +284,17 @@ fn write_question(out: &mut String, plan: &Plan) {
 fn write_answer(out: &mut String, plan: &Plan) {
     match plan.answer {
         Some(n) => {
-            let _ = writeln!(out, "answer: {}", units::plural(u64::from(n), "shard"));
+            let range = plan.spread.as_ref().map_or(String::new(), |spread| {
+                format!(
+                    " ({} over what the database did during its calibration)",
+                    spread.range()
+                )
+            });
+            let _ = writeln!(
+                out,
+                "answer: {}{range}",
+                units::plural(u64::from(n), "shard")
+            );
         }
         None => {
             let reason = plan
@@ -290,6 +308,26 @@ fn write_answer(out: &mut String, plan: &Plan) {
             );
         }
     }
+}
+
+/// The answers over the calibration's spread, and which end the figures below are.
+fn write_spread(out: &mut String, plan: &Plan) {
+    let Some(spread) = &plan.spread else {
+        return;
+    };
+    let answer = |n: Option<u32>| n.map_or("none".to_owned(), |n| n.to_string());
+    let text = format!(
+        "over the calibration's spread (every time of its machine ×{:.2} to ×{:.2}): {} at the \
+         fast end, {} as fitted, {} at the slow end; the answer takes the most, and the figures \
+         below are the slow end's",
+        spread.faster,
+        spread.slower,
+        answer(spread.at_faster),
+        answer(spread.as_fitted),
+        answer(spread.at_slower),
+    );
+    *out += &units::wrap(&text, 100);
+    out.push('\n');
 }
 
 /// The simulated evidence: the answer and the count below it (or the two largest tried).

@@ -399,6 +399,9 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     }
     let m = &calibration.machine;
     out += &format!("fitted: {}\n", m.describe());
+    if let Some(spread) = &calibration.spread {
+        out += &format!("spread: {}\n", spread.describe());
+    }
     out
 }
 

@@ -2,6 +2,12 @@
 //! scenario) or `--calibration FILE` adds a calibration's tables — `[hold]`, `[machine]`,
 //! `[wal]`, `[client]`, `[stalls]` — to the scenario's. The scenario's own fields win; tables merge field
 //! by field, so a scenario can keep its hold distribution and take the machine.
+//!
+//! A calibration's `[spread]` (how much slower and faster than fitted its database could
+//! have been) is not merged: it is read out beside the text, and a caller that answers over
+//! it asks for the calibration with every time scaled ([`Overrides::calibration_scale`]).
+//!
+//! [`Overrides::calibration_scale`]: super::Overrides::calibration_scale
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,27 @@ pub struct Merged<'a> {
     kept: Vec<(String, PathBuf)>,
     /// The fields a `[sweep]` sets.
     swept: Vec<String>,
+    /// The first calibration's `[spread]`, if it has one.
+    pub spread: Option<CalibrationSpread>,
 }
+
+/// A calibration's `[spread]`: every time of its machine could have been `slower` (≥ 1) to
+/// `faster` (≤ 1) times as long, by what its database did while it was measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationSpread {
+    /// The slow end's factor on every time.
+    pub slower: f64,
+    /// The fast end's factor.
+    pub faster: f64,
+    /// The calibration file it comes from.
+    pub file: PathBuf,
+}
+
+/// The tables of a calibration whose times a scale multiplies: every field named `ms` or
+/// `…_ms` in them (the stalls are their own evidence and keep theirs).
+const SCALED_TABLES: [&str; 4] = ["hold", "machine", "wal", "client"];
+/// The widest factor a spread may give.
+const MAX_SPREAD: f64 = 10.0;
 
 impl Merged<'_> {
     /// Notes the fields a `[sweep]` sets: an error in one of them (or within one) is the
@@ -80,12 +106,14 @@ pub fn merged<'a>(
     path: &Path,
     text: &'a str,
     calibration: Option<&Path>,
+    scale: f64,
 ) -> Result<Merged<'a>, InputError> {
     let unchanged = || Merged {
         text: Cow::Borrowed(text),
         added: Vec::new(),
         kept: Vec::new(),
         swept: Vec::new(),
+        spread: None,
     };
     let Ok(mut table) = text.parse::<Table>() else {
         return Ok(unchanged());
@@ -113,14 +141,21 @@ pub fn merged<'a>(
         .chain(included.map(|file| (file, false)))
         .collect();
     let (mut added, mut kept) = (Vec::new(), Vec::new());
+    let mut spread = None;
     for (file, from_flag) in sources {
-        let sections = read(&file).map_err(|message| {
+        let blame = |message: String| {
             if from_flag {
                 InputError::flag("--calibration", format!("{}: {message}", file.display()))
             } else {
                 InputError::scenario(path, "include", format!("{}: {message}", file.display()))
             }
-        })?;
+        };
+        let mut sections = read(&file).map_err(blame)?;
+        if let Some(table) = sections.remove("spread") {
+            let read = read_spread(table, &file).map_err(blame)?;
+            spread.get_or_insert(read);
+        }
+        scale_times(&mut sections, scale);
         let (mut fields, mut own) = (Vec::new(), Vec::new());
         merge(&mut table, sections, "", &mut fields, &mut own);
         added.extend(fields.into_iter().map(|field| (field, file.clone())));
@@ -131,7 +166,70 @@ pub fn merged<'a>(
         added,
         kept,
         swept: Vec::new(),
+        spread,
     })
+}
+
+/// A calibration's `[spread]`: `slower` (1 to [`MAX_SPREAD`]) and `faster` (its inverse to
+/// 1), nothing else.
+fn read_spread(table: toml::Value, file: &Path) -> Result<CalibrationSpread, String> {
+    let toml::Value::Table(table) = table else {
+        return Err("`spread` must be a table: [spread] with slower and faster".to_owned());
+    };
+    if let Some(key) = table
+        .keys()
+        .find(|k| !matches!(k.as_str(), "slower" | "faster"))
+    {
+        return Err(format!("spread.{key}: [spread] has only slower and faster"));
+    }
+    let factor = |key: &str, low: f64, high: f64| -> Result<f64, String> {
+        let value = match table.get(key) {
+            Some(toml::Value::Float(v)) => *v,
+            Some(toml::Value::Integer(v)) => *v as f64,
+            _ => {
+                return Err(format!(
+                    "spread.{key}: must be a number from {low} to {high}"
+                ));
+            }
+        };
+        if (low..=high).contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!(
+                "spread.{key}: must be a number from {low} to {high}, got {value}"
+            ))
+        }
+    };
+    Ok(CalibrationSpread {
+        slower: factor("slower", 1.0, MAX_SPREAD)?,
+        faster: factor("faster", 1.0 / MAX_SPREAD, 1.0)?,
+        file: file.to_path_buf(),
+    })
+}
+
+/// Every time (a field named `ms` or ending in `_ms`) of a calibration's [`SCALED_TABLES`]
+/// `scale` times as long.
+fn scale_times(sections: &mut Table, scale: f64) {
+    fn scale_table(table: &mut Table, scale: f64) {
+        for (key, value) in table.iter_mut() {
+            match value {
+                toml::Value::Table(inner) => scale_table(inner, scale),
+                toml::Value::Float(v) if key == "ms" || key.ends_with("_ms") => *v *= scale,
+                toml::Value::Integer(v) if key == "ms" || key.ends_with("_ms") => {
+                    *value = toml::Value::Float(*v as f64 * scale)
+                }
+                _ => {}
+            }
+        }
+    }
+    if scale == 1.0 {
+        return;
+    }
+    for name in SCALED_TABLES {
+        if let Some(toml::Value::Table(table)) = sections.get_mut(name) {
+            scale_table(table, scale);
+        }
+    }
 }
 
 /// A calibration file's tables.
@@ -150,11 +248,11 @@ fn read(file: &Path) -> Result<Table, String> {
     if let Some(key) = table.keys().find(|key| {
         !matches!(
             key.as_str(),
-            "hold" | "machine" | "wal" | "client" | "stalls"
+            "hold" | "machine" | "wal" | "client" | "stalls" | "spread"
         )
     }) {
         return Err(format!(
-            "holds `{key}`; a calibration gives only [hold], [machine], [wal], [client] and [stalls]"
+            "holds `{key}`; a calibration gives only [hold], [machine], [wal], [client], [stalls] and [spread]"
         ));
     }
     Ok(table)
@@ -204,7 +302,7 @@ mod tests {
         .unwrap();
         let scenario = dir.path().join("s.toml");
         let text = "include = \"calibration.toml\"\nshards = [1]\n[hold]\nms = 1\n";
-        let merged = merged(&scenario, text, None).unwrap();
+        let merged = merged(&scenario, text, None, 1.0).unwrap();
         let table: Table = merged.text.parse().unwrap();
         assert_eq!(
             table["hold"]["ms"].as_integer(),
@@ -291,7 +389,73 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_spread_is_read_out_and_a_scale_lengthens_every_calibrated_time_but_the_stalls() {
+        let dir = tempfile::tempdir().unwrap();
+        let calibration = dir.path().join("calibration.toml");
+        std::fs::write(
+            &calibration,
+            "[hold]\nms = 2\n[machine]\ncores = 2\nwake_ms = 0.5\n[machine.cpu]\nms = 0.25\n\
+             [client.overhead]\nmedian_ms = 1.0\np99_ms = 4.0\n[stalls]\nevery_s = 2.0\n\
+             [stalls.duration]\nms = 3.0\n[spread]\nslower = 1.1\nfaster = 0.9\n",
+        )
+        .unwrap();
+        let scenario = dir.path().join("s.toml");
+        let merged = merged(
+            &scenario,
+            "shards = [1]\n[machine]\nwake_ms = 1.0\n",
+            Some(&calibration),
+            2.0,
+        )
+        .unwrap();
+        let spread = merged.spread.clone().unwrap();
+        assert_eq!((spread.slower, spread.faster), (1.1, 0.9));
+        assert_eq!(spread.file, calibration);
+        let table: Table = merged.text.parse().unwrap();
+        assert!(table.get("spread").is_none());
+        assert_eq!(table["hold"]["ms"].as_float(), Some(4.0));
+        assert_eq!(table["machine"]["cpu"]["ms"].as_float(), Some(0.5));
+        assert_eq!(table["client"]["overhead"]["p99_ms"].as_float(), Some(8.0));
+        assert_eq!(
+            table["machine"]["cores"].as_integer(),
+            Some(2),
+            "not a time"
+        );
+        assert_eq!(
+            table["machine"]["wake_ms"].as_float(),
+            Some(1.0),
+            "the scenario's own"
+        );
+        assert_eq!(table["stalls"]["every_s"].as_float(), Some(2.0));
+        assert_eq!(table["stalls"]["duration"]["ms"].as_float(), Some(3.0));
+        // A hostile spread: one line naming the file and the field.
+        for (spread, says) in [
+            (
+                "slower = 0.5\nfaster = 0.9",
+                "spread.slower: must be a number from 1 to 10, got 0.5",
+            ),
+            (
+                "slower = 1.1\nfaster = \"fast\"",
+                "spread.faster: must be a number from 0.1 to 1",
+            ),
+            (
+                "slower = 1.1\nfaster = 0.9\nseed = 1",
+                "spread.seed: [spread] has only slower and faster",
+            ),
+        ] {
+            std::fs::write(&calibration, format!("[spread]\n{spread}\n")).unwrap();
+            let err = super::merged(&scenario, "shards = [1]\n", Some(&calibration), 1.0)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                err,
+                format!("--calibration: {}: {says}", calibration.display()),
+                "{spread}"
+            );
+        }
+    }
+
     fn merged_err(path: &Path, text: &str) -> String {
-        merged(path, text, None).unwrap_err().to_string()
+        merged(path, text, None, 1.0).unwrap_err().to_string()
     }
 }

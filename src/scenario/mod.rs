@@ -7,7 +7,7 @@ mod behaviours;
 mod fields;
 pub mod file;
 pub mod grid;
-mod include;
+pub mod include;
 mod likes;
 mod machine;
 mod regions;
@@ -40,6 +40,9 @@ pub struct Overrides {
     pub calibration: Option<std::path::PathBuf>,
     /// `--traffic`: the what-if traffic scale instead of `[arrivals] scale`.
     pub traffic: Option<f64>,
+    /// Every time of the calibrations' `[hold]`, `[machine]`, `[wal]` and `[client]` this
+    /// many times as long (`None`: 1): an end of a calibration's `[spread]`.
+    pub calibration_scale: Option<f64>,
 }
 
 /// A validated scenario, in simulation units.
@@ -98,6 +101,8 @@ pub struct Scenario {
     /// The scenario's own fields that its calibration also gives (`hold.ms (calibration.toml)`):
     /// the scenario's values are used; the terminal and `scenario.toml` say so.
     pub calibration_kept: Vec<String>,
+    /// Its calibration's `[spread]`, if it has one: `plan` answers at both ends.
+    pub calibration_spread: Option<include::CalibrationSpread>,
     /// The likes table each like is recorded in before its increment (`[likes_table]`).
     pub likes: Option<std::sync::Arc<crate::model::likes::LikesPlan>>,
     /// The most requests one shard count may hold queued before it is stopped as saturated
@@ -211,7 +216,12 @@ impl Scenario {
     /// Parses and validates scenario text; `path` names it in errors and anchors a relative
     /// trace path. A scenario with a `[sweep]` is refused: see [`Scenario::parse_grid`].
     pub fn parse(path: &Path, text: &str, overrides: &Overrides) -> Result<Scenario, InputError> {
-        let merged = include::merged(path, text, overrides.calibration.as_deref())?;
+        let merged = include::merged(
+            path,
+            text,
+            overrides.calibration.as_deref(),
+            overrides.calibration_scale.unwrap_or(1.0),
+        )?;
         let file = validate::parse(path, &merged.text, merged.verbatim())
             .map_err(|err| merged.blame(err))?;
         if file.sweep.is_some() {
@@ -224,6 +234,7 @@ impl Scenario {
         let mut scenario =
             validate::resolve(path, file, overrides).map_err(|err| merged.blame(err))?;
         scenario.calibration_kept = merged.kept();
+        scenario.calibration_spread.clone_from(&merged.spread);
         Ok(scenario)
     }
 
@@ -240,7 +251,12 @@ impl Scenario {
         text: &str,
         overrides: &Overrides,
     ) -> Result<grid::Grid, InputError> {
-        let mut merged = include::merged(path, text, overrides.calibration.as_deref())?;
+        let mut merged = include::merged(
+            path,
+            text,
+            overrides.calibration.as_deref(),
+            overrides.calibration_scale.unwrap_or(1.0),
+        )?;
         let file = validate::parse(path, &merged.text, merged.verbatim())
             .map_err(|err| merged.blame(err))?;
         if let Some(sweep) = &file.sweep {
@@ -249,6 +265,10 @@ impl Scenario {
         let mut grid = grid::expand(path, file, overrides).map_err(|err| merged.blame(err))?;
         for configuration in &mut grid.configurations {
             configuration.scenario.calibration_kept = merged.kept();
+            configuration
+                .scenario
+                .calibration_spread
+                .clone_from(&merged.spread);
         }
         Ok(grid)
     }

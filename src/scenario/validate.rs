@@ -159,6 +159,7 @@ pub(super) fn resolve(
         regions: stages.regions.map(std::sync::Arc::new),
         likes: stages.likes.map(std::sync::Arc::new),
         calibration_kept: Vec::new(),
+        calibration_spread: None,
         queue_limit: crate::model::engine::MAX_QUEUED,
         resolved: ScenarioFile::default(),
     };

@@ -406,3 +406,61 @@ mod check {
         assert_eq!(check(dir.path(), &[]).status.code(), Some(2));
     }
 }
+
+/// `plan --calibration` with a calibration of `[machine]` CPU 0.1 ms on one core (10,000
+/// updates a second at most) and `spread`, at `rate` and a 0.05 ms hold: the plan's JSON.
+fn plan_over_spread(dir: &Path, spread: &str, rate: &str) -> (bool, serde_json::Value) {
+    let calibration = dir.join("calibration.toml");
+    fs::write(
+        &calibration,
+        format!("[machine]\ncores = 1\n[machine.cpu]\nms = 0.1\n\n[spread]\n{spread}\n"),
+    )
+    .unwrap();
+    let output = shardsim(
+        dir,
+        &[
+            "plan",
+            "--rate",
+            rate,
+            "--hold-ms",
+            "0.05",
+            "--p99-ms",
+            "2",
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--duration-s",
+            "5",
+            "--format",
+            "json",
+            "--out",
+            "plan",
+        ],
+    );
+    let json = serde_json::from_slice(&output.stdout).unwrap_or_default();
+    (output.status.success(), json)
+}
+
+#[test]
+fn a_calibrations_spread_is_answered_at_both_ends_and_the_plan_takes_the_most_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every time of the machine 0.7× to 1.3× as fitted: the slow end's CPU queue is longer, the
+    // fast end's shorter, and the answer is the slow end's.
+    let (ok, plan) = plan_over_spread(dir.path(), "slower = 1.3\nfaster = 0.7", "6000");
+    assert!(ok, "{plan}");
+    let spread = &plan["spread"];
+    let answer = |end: &str| spread[end].as_u64().unwrap();
+    let (fast, fitted, slow) = (
+        answer("answer_at_faster"),
+        answer("answer_as_fitted"),
+        answer("answer_at_slower"),
+    );
+    assert!(fast <= fitted && fitted <= slow, "{spread}");
+    assert_eq!(plan["answer_shards"].as_u64().unwrap(), slow.max(fitted));
+    // At 8,500/s the fitted machine (10,000/s) keeps up and the slow end (7,692/s) cannot: no
+    // row count is enough, whatever the fitted one says.
+    let (ok, plan) = plan_over_spread(dir.path(), "slower = 1.3\nfaster = 0.7", "8500");
+    assert!(!ok, "{plan}");
+    assert!(plan["answer_shards"].is_null(), "{plan}");
+    assert!(plan["spread"]["answer_at_slower"].is_null(), "{plan}");
+    assert!(plan["spread"]["answer_as_fitted"].is_u64(), "{plan}");
+}

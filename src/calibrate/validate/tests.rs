@@ -495,6 +495,7 @@ fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
         load_notice: None,
         again: Some(run(1, 32, None, 3_100.0)),
         stalls: None,
+        spread: None,
     };
     let dir = tempfile::tempdir().expect("a temporary folder");
     std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");
