@@ -94,9 +94,9 @@ pub struct ValidateArgs {
     pub duration_s: f64,
 
     /// Measurements of every point (1 to 10), taken round by round; each point is judged by
-    /// the median of its repeats and shows their range (a p99 made by rare stalls does not
-    /// repeat).
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = values::validation_repeats)]
+    /// the median of its repeats, and a stable point's p99 by their range (a p99 made by rare
+    /// stalls does not repeat): fewer than 5 make a range too narrow to judge a tail by.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = values::validation_repeats)]
     pub repeats: u32,
 
     /// Largest relative throughput error a point may have.

@@ -160,6 +160,14 @@ fn announce_validation(
     if let Some(notice) = crate::calibrate::host::scheduling_notice(target)? {
         say(notice);
     }
+    if args.repeats < validate::JUDGED_REPEATS {
+        crate::stdout::eprint_line(&format!(
+            "warning: {} of every point make a p99 range too narrow to judge a tail by: its \
+             p99 misses say less than with --repeats {} (the default)",
+            crate::report::units::plural(u64::from(args.repeats), "measurement"),
+            validate::JUDGED_REPEATS
+        ));
+    }
     // An unreadable calibration is reported, as bad input, where validate reads it.
     let calibration_text = crate::input::read_text(
         &args.calibration,

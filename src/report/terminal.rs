@@ -420,6 +420,15 @@ pub fn validation_table(validation: &Validation, tolerance: &Tolerance) -> Strin
             100.0 * tolerance.p99_rel,
         );
     }
+    if let Some((overlapping, streams)) = validation.p99_overlaps(tolerance) {
+        out += &format!(
+            "p99 as distributions: the predicted p99's interval over {} replications overlaps \
+             the measured repeats' range widened by {:.0}% at {overlapping} of {streams} stable \
+             open streams\n",
+            crate::calibrate::validate::PREDICTION_SEEDS.len(),
+            100.0 * tolerance.p99_rel,
+        );
+    }
     out += &validation_drift(validation, tolerance);
     out += &planners_question(validation);
     out

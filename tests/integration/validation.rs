@@ -1,12 +1,13 @@
 //! `validate`'s verdict on one point, on both sides of every rule: the throughput within 15%,
-//! a stable point's p99 response within 25%, and the measured and predicted stability equal —
+//! a stable point's predicted p99 interval overlapping its measured repeats' range widened by
+//! 25%, and the measured and predicted stability equal —
 //! an optimistic call (predicted stable, measured collapsed) and a conservative one (the
 //! reverse) both a miss.
 
 use std::time::Duration;
 
 use shardsim::calibrate::load::Load;
-use shardsim::calibrate::validate::{Point, StabilityCall, Tolerance};
+use shardsim::calibrate::validate::{Point, Repeat, StabilityCall, Tolerance};
 use shardsim::stats::WaitSummary;
 
 /// `validate`'s default tolerance.
@@ -37,6 +38,7 @@ fn point(tps: f64, p99_ms: f64, measured_stable: bool, predicted_stable: bool) -
         repeats: Vec::new(),
         predicted_tps: tps,
         predicted: summary(p99_ms),
+        predicted_p99_range: ((p99_ms * 1e6) as u64, (p99_ms * 1e6) as u64),
         predicted_stable,
         predicted_metastable: false,
         calibrated_tps: None,
@@ -98,4 +100,52 @@ fn stability_must_agree_and_an_optimistic_call_is_a_miss_as_a_conservative_one_i
             .unwrap()
             .starts_with("measured")
     );
+}
+
+#[test]
+fn a_stable_points_p99_interval_must_overlap_its_repeats_range_widened_by_twenty_five_percent() {
+    // Repeats kept up at 8, 10 and 14 ms (widened: 6–17.5 ms); one fell behind at 900 ms and
+    // does not widen the range.
+    let repeat = |p99_ms: f64, stable: bool| Repeat {
+        tps: if stable { 1500.0 } else { 900.0 },
+        responses: WaitSummary {
+            count: 1000,
+            p99_ns: (p99_ms * 1e6) as u64,
+            ..WaitSummary::default()
+        },
+        stable,
+        steady_p99_ns: None,
+    };
+    let with = |low_ms: f64, high_ms: f64| {
+        let mut point = point(1000.0, low_ms, true, true);
+        point.repeats = vec![
+            repeat(8.0, true),
+            repeat(10.0, true),
+            repeat(900.0, false),
+            repeat(14.0, true),
+        ];
+        point.predicted_p99_range = ((low_ms * 1e6) as u64, (high_ms * 1e6) as u64);
+        point
+    };
+    assert_eq!(with(8.0, 8.0).stable_p99_range(), (8_000_000, 14_000_000));
+    assert_eq!(
+        with(8.0, 8.0).measured_p99_widened(&DEFAULT),
+        Some((6_000_000, 17_500_000))
+    );
+    for (low, high, misses) in [
+        (17.0, 20.0, false),
+        (17.6, 20.0, true),
+        (3.0, 6.1, false),
+        (3.0, 5.9, true),
+        (1.0, 40.0, false),
+    ] {
+        let verdict = with(low, high).miss(&DEFAULT);
+        assert_eq!(verdict.is_some(), misses, "{low}–{high} ms: {verdict:?}");
+        if let Some(why) = verdict {
+            assert!(
+                why.contains("over 4 repeats (widened by 25%: 6 ms–17.5 ms)"),
+                "{why}"
+            );
+        }
+    }
 }

@@ -19,6 +19,7 @@ fn kept_up(tps: f64) -> Prediction {
     Prediction {
         tps,
         responses: WaitSummary::default(),
+        p99_range: (0, 0),
         stable: true,
         metastable: false,
     }
@@ -135,6 +136,7 @@ fn predicted_at(tps: f64, p99_ms: u64, stable: bool) -> Prediction {
             p99_ns: p99_ms * 1_000_000,
             ..WaitSummary::default()
         },
+        p99_range: (p99_ms * 1_000_000, p99_ms * 1_000_000),
         stable,
         metastable: false,
     }
@@ -181,15 +183,17 @@ fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
         "throughput",
         "p99 response (points that kept up)",
         "measured p99",
-        "p99 within ±25% (the tolerance)",
+        "p99 within ±25% (a box touching it passes)",
     ] {
         assert!(chart.svg.contains(text), "{text}");
     }
     let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
     // Dots: three that kept up on the throughput panel, the two the tolerance judges on
-    // the p99 panel, and the legend's; rings: the stability that differs and the legend's.
+    // the p99 panel, and the legend's; rings: the stability that differs and the legend's
+    // two (it and the p99 box).
     assert_eq!(count("7"), 3 + 2 + 1);
-    assert_eq!(count("13"), 1 + 1);
+    assert_eq!(count("13"), 1 + 2);
+    let boxes = chart.svg.matches("<rect").count();
     let none_kept_up = vec![point(
         one_row,
         vec![repeat(600.0, 900, false)],
@@ -198,8 +202,10 @@ fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
     // None kept up: the throughput panel's cross, and on the p99 panel only the legend's dot.
     let chart = crate::report::chart::validation_chart(&validation_of(none_kept_up), 0.25).unwrap();
     let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
-    assert_eq!((count("7"), count("13")), (1, 1), "{}", chart.svg.len());
+    assert_eq!((count("7"), count("13")), (1, 2), "{}", chart.svg.len());
     assert!(chart.svg.contains("p99 response (points that kept up)"));
+    // A box on the p99 panel for each point judged there: two more than without any.
+    assert_eq!(boxes - chart.svg.matches("<rect").count(), 2);
 }
 
 #[test]
@@ -327,6 +333,7 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
             .collect();
         let mut prediction = kept_up(1_000.0);
         prediction.responses.p99_ns = predicted_p99_us * 1_000;
+        prediction.p99_range = (predicted_p99_us * 1_000, predicted_p99_us * 1_000);
         point(
             Load {
                 rows,
@@ -361,15 +368,16 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
         ),
         "{table}"
     );
-    let csv = String::from_utf8(validation.csv(&TOLERANCE)).expect("UTF-8");
-    // The steady p99 and its error, before the stability call.
-    let steady: Vec<Vec<&str>> = csv
-        .lines()
-        .map(|line| line.rsplitn(4, ',').skip(1).take(2).collect())
-        .collect();
-    assert_eq!(steady[0], ["steady_p99_error", "measured_steady_p99_ms"]);
-    assert_eq!(steady[1], ["", ""], "a closed loop");
-    assert_eq!(steady[2], ["0.1000", "2.0000"]);
+    let csv = validation.csv(&TOLERANCE);
+    assert_eq!(column(&csv, "measured_steady_p99_ms")[..2], ["", "2.0000"]);
+    assert_eq!(column(&csv, "steady_p99_error")[..2], ["", "0.1000"]);
+    // As distributions: four rows' repeats at 2–38 ms (widened 1.5–47.5 ms) hold its 2.2 ms;
+    // sixteen's at 10–11 ms (7.5–13.75 ms) do not hold 20 ms.
+    assert_eq!(validation.p99_overlaps(&TOLERANCE), Some((1, 2)));
+    assert_eq!(
+        column(&csv, "predicted_p99_min_ms")[1..],
+        ["2.2000", "20.0000"]
+    );
     // Without any steady p99 (an older measurement), there is no line.
     let mut without = validation.clone();
     for point in &mut without.points {
@@ -549,11 +557,21 @@ fn optimistic_calls_are_counted_apart_and_named_in_the_csv() {
     ];
     let validation = validation_of(points);
     assert_eq!(validation.optimistic_calls(), 1);
-    let csv = String::from_utf8(validation.csv(&TOLERANCE)).unwrap();
-    let calls: Vec<&str> = csv
-        .lines()
-        .skip(1)
-        .map(|line| line.rsplit(',').next().unwrap())
-        .collect();
+    let calls = column(&validation.csv(&TOLERANCE), "stability_call");
     assert_eq!(calls, ["optimistic", "conservative", "agrees"]);
+}
+
+/// The values of `validation.csv`'s column `name`, row by row.
+fn column(csv: &[u8], name: &str) -> Vec<String> {
+    let mut reader = csv::Reader::from_reader(csv);
+    let index = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    reader
+        .records()
+        .map(|record| record.unwrap()[index].to_owned())
+        .collect()
 }

@@ -53,10 +53,17 @@ impl ValidationFigure<'_> {
             Mark::Dot(PALETTE[7]),
         );
         legend.add("the repeats' range", Mark::Line(PALETTE[7]));
+        legend.add(
+            "p99: repeats' range × the model's over 5 runs",
+            Mark::Ring(PALETTE[7]),
+        );
         legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
         legend.add("the model's stability differs", Mark::Ring(WRONG));
         legend.add(
-            format!("p99 within ±{:.0}% (the tolerance)", 100.0 * self.p99_rel),
+            format!(
+                "p99 within ±{:.0}% (a box touching it passes)",
+                100.0 * self.p99_rel
+            ),
             Mark::Fill(TOLERANCE_BAND.to_rgba()),
         );
         let (plot_area, legend_area) = legend.split(root);
@@ -130,8 +137,15 @@ impl ValidationFigure<'_> {
             .collect();
         let ms = crate::time::ns_to_ms;
         let axis = Axis::fit_waits(judged.iter().flat_map(|p| {
-            let (low, high) = p.p99_range();
-            [ms(low), ms(high), ms(p.predicted.p99_ns)]
+            let (low, high) = p.stable_p99_range();
+            let (bottom, top) = p.predicted_p99_range;
+            [
+                ms(low),
+                ms(high),
+                ms(bottom),
+                ms(top),
+                ms(p.predicted.p99_ns),
+            ]
         }));
         let range = axis.range();
         let mut chart = build(
@@ -174,9 +188,15 @@ impl ValidationFigure<'_> {
                 axis.to_plot(ms(point.measured.p99_ns)),
                 axis.to_plot(ms(point.predicted.p99_ns)),
             );
-            let (low, high) = point.p99_range();
-            let bar = (axis.to_plot(ms(low)), axis.to_plot(ms(high)));
-            draw_range(&mut chart, bar, at.1, colour)?;
+            // The box of the measured repeats' p99 range (across) by the predicted
+            // replications' (up): the point passes where it touches the band.
+            let (left, right) = point.stable_p99_range();
+            let (bottom, top) = point.predicted_p99_range;
+            let corner = |x: u64, y: u64| (axis.to_plot(ms(x)), axis.to_plot(ms(y)));
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [corner(left, bottom), corner(right, top)],
+                colour.stroke_width(2),
+            )))?;
             chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
         }
         Ok(())
