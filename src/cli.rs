@@ -143,6 +143,17 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "N", value_parser = values::cores)]
     pub cores: Option<u32>,
 
+    /// After the runs, watch a light open stream this long for the rare long stalls short
+    /// runs seldom meet, e.g. 10m or 600s (10 s to 24 h; opt-in: it adds that much time).
+    #[arg(long, value_name = "DURATION", value_parser = values::watch)]
+    pub watch: Option<f64>,
+
+    /// The PostgreSQL server's log file (log_checkpoints = on, the default since 15): the
+    /// checkpoints it logs while calibrate runs give each one's sync time [default: the
+    /// server's counters' mean].
+    #[arg(long, value_name = "FILE")]
+    pub server_log: Option<PathBuf>,
+
     /// Print nothing but errors, and the warnings that the calibration cannot be trusted (the
     /// database moved by itself, the machine stalled).
     #[arg(long, short)]

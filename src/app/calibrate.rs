@@ -7,6 +7,15 @@ use super::*;
 pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
     use crate::calibrate::{self, Design, backend::Target};
     let target = Target::parse(&args.db)?;
+    if let Some(log) = &args.server_log {
+        crate::input::check_regular(log, "the server's log")?;
+        std::fs::File::open(log).map_err(|err| {
+            InputError::flag(
+                "--server-log",
+                format!("{}: cannot read it: {err}", log.display()),
+            )
+        })?;
+    }
     // A server that cannot be used fails before anything is written.
     drop(target.connect()?);
     let out = args
@@ -26,6 +35,8 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
             let most = crate::scenario::MAX_CORES;
             std::thread::available_parallelism().map_or(1, |n| n.get().min(most as usize) as u32)
         }),
+        watch_s: args.watch,
+        server_log: args.server_log.clone(),
     };
     let say = |line: &str| {
         if !args.quiet {

@@ -12,6 +12,7 @@
 //! - [`validate`]: loads the fit did not use, measured and predicted side by side.
 
 pub mod backend;
+pub mod checkpoints;
 pub mod fit;
 pub mod host;
 pub mod load;
@@ -23,6 +24,7 @@ pub mod validate;
 use std::time::Duration;
 
 use backend::{DbFailure, Durability, Target};
+use checkpoints::{ServerCheckpoints, ServerLog};
 use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
 use spread::Spread;
@@ -80,6 +82,12 @@ pub struct Design {
     pub duration_s: f64,
     /// The server's cores.
     pub cores: u32,
+    /// Seconds of a light open stream measured at the end for its stalls alone
+    /// (`--watch`; `None`: none).
+    pub watch_s: Option<f64>,
+    /// The server's log, read for the checkpoints it logs while the calibration runs
+    /// (`--server-log`).
+    pub server_log: Option<std::path::PathBuf>,
 }
 
 /// One measured run with what the fitted model predicts for it.
@@ -136,6 +144,11 @@ pub struct Calibration {
     pub stalls: Option<FittedStalls>,
     /// How much slower or faster than fitted the database could have been ([`spread`]).
     pub spread: Option<Spread>,
+    /// What the server said of its checkpoints while it was measured, when it keeps
+    /// counters ([`checkpoints`]).
+    pub checkpoints: Option<ServerCheckpoints>,
+    /// Seconds of the light-load watch for stalls (`--watch`), when there was one.
+    pub watched_s: Option<f64>,
 }
 
 /// How far the database moved by itself during a calibration: the same closed loop measured
@@ -358,8 +371,14 @@ pub fn calibrate(
     }
     let durable = durability.durable;
     let schema = schema::OwnSchema::create(target, design.max_rows)?;
+    let mut server = ServerLog::open(target, design.server_log.as_deref())?;
     let runs = measure_all(target, design, progress)?;
+    let watch = match design.watch_s {
+        Some(seconds) => Some(watch_stalls(target, &runs, seconds, progress)?),
+        None => None,
+    };
     schema.drop_now()?;
+    let checkpoints = server.checkpoints();
     progress("fitting the model to the runs");
     let machine = fit_machine(design, &runs, durable);
     progress("refitting the machine's speed to resamples of the runs");
@@ -375,9 +394,14 @@ pub fn calibrate(
             .iter()
             .chain(&runs.open)
             .chain(std::iter::once(&runs.again))
+            .chain(&watch)
             .map(|(load, measured)| (measured.stalls.clone(), load.duration.as_secs_f64()))
             .collect::<Vec<_>>(),
     );
+    let stalls = match &checkpoints {
+        Some(evidence) => FittedStalls::with_checkpoints(stalls, evidence),
+        None => stalls,
+    };
     let again = run(runs.again);
     let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
     Ok(Calibration {
@@ -389,7 +413,36 @@ pub fn calibrate(
         again: Some(again),
         stalls,
         spread,
+        checkpoints,
+        watched_s: design.watch_s,
     })
+}
+
+/// The light open stream measured for `seconds` after the runs, for the stalls a longer
+/// look at a quiet database sees (`--watch`).
+fn watch_stalls(
+    target: &Target,
+    runs: &Runs,
+    seconds: f64,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(Load, Measured), DbFailure> {
+    let light = runs
+        .open
+        .first()
+        .map(|(load, _)| *load)
+        .expect("calibrate measures open streams");
+    let load = Load {
+        duration: Duration::from_secs_f64(seconds),
+        ..light
+    };
+    progress(&format!(
+        "watching for stalls: an open stream of {:.0}/s over {} rows for {:.0} s",
+        load.rate_per_s.unwrap_or_default(),
+        load.rows,
+        seconds
+    ));
+    let measured = load::run(target, &load, 97)?;
+    Ok((load, measured))
 }
 
 /// The spread of `machine` over the closed loops it was fitted to, the loop measured twice
@@ -646,8 +699,15 @@ impl Calibration {
         let seconds: f64 = self
             .every_run()
             .map(|(run, _)| run.load.duration.as_secs_f64())
-            .sum();
-        match &self.stalls {
+            .sum::<f64>()
+            + self.watched_s.unwrap_or(0.0);
+        let evidence = self.stall_evidence();
+        let evidence = if evidence.is_empty() {
+            String::new()
+        } else {
+            format!("\n{}", comment(&evidence))
+        };
+        let section = match &self.stalls {
             Some(stalls) => format!(
                 "\n{}\n{}",
                 comment(&format!(
@@ -664,7 +724,26 @@ impl Calibration {
                      20 times the service time while updates were outstanding)."
                 ))
             ),
+        };
+        evidence + &section
+    }
+
+    /// Where the stalls come from beyond the runs: the light-load watch and the server's
+    /// checkpoints, in words (empty without either).
+    pub fn stall_evidence(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(seconds) = self.watched_s {
+            parts.push(format!(
+                "a light open stream watched for {seconds:.0} s after the runs"
+            ));
         }
+        if let Some(checkpoints) = &self.checkpoints {
+            parts.push(checkpoints.describe());
+        }
+        if parts.is_empty() {
+            return String::new();
+        }
+        format!("Stall evidence: {}.", parts.join("; "))
     }
 
     /// `calibration.csv`: every run's settings, measurements, prediction and residuals.
@@ -742,257 +821,4 @@ impl CalibrationRun {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::machine::GrantOrder;
-
-    #[test]
-    fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
-        let design = |max_rows| Design {
-            clients: vec![1, 32],
-            max_rows,
-            duration_s: 5.0,
-            cores: 2,
-        };
-        assert!(
-            design(64)
-                .describe()
-                .contains("then the row counts between at 32")
-        );
-        // One row at 1, 32 and 64 clients (the herd), 64 rows at 1 and 32, then 4 and 16.
-        assert_eq!(design(64).loads().len(), 3 + 2 + 2);
-        assert!(!design(4).describe().contains("row counts between"));
-        assert_eq!(design(4).loads().len(), 3 + 2);
-        let herd = (design(4).loads()[2].rows, design(4).loads()[2].clients);
-        assert_eq!(herd, (1, HERD_CLIENTS));
-        assert!(design(4).describe().contains(", one row at 64 (the herd"));
-        let to_64 = Design {
-            clients: vec![1, 64],
-            ..design(4)
-        };
-        assert_eq!(to_64.loads().len(), 2 + 2, "64 clients are a count already");
-        assert!(!to_64.describe().contains("the herd"));
-        // The busiest loop is measured again at the end, and the plan says so.
-        assert_eq!(
-            (design(64).again().rows, design(64).again().clients),
-            (64, 32)
-        );
-        assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
-        assert!(design(64).describe().starts_with("11 runs"));
-        assert!(
-            design(64)
-                .describe()
-                .contains("then 64 rows at 32 clients again")
-        );
-    }
-
-    fn closed_run(rows: u32, clients: u32, tps: f64) -> CalibrationRun {
-        CalibrationRun::measured_and_fitted(
-            Load {
-                rows,
-                clients,
-                rate_per_s: None,
-                warmup: Duration::ZERO,
-                duration: Duration::from_secs(1),
-            },
-            tps,
-        )
-    }
-
-    fn measured_twice(first: f64, again: f64) -> Calibration {
-        Calibration {
-            server: "host=/tmp".into(),
-            durability: Durability::postgres_off(),
-            machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
-            runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
-            load_notice: None,
-            again: Some(closed_run(64, 32, again)),
-            stalls: None,
-            spread: None,
-        }
-    }
-
-    #[test]
-    fn the_busiest_loop_measured_twice_says_how_far_the_database_moved_by_itself() {
-        let steady = measured_twice(46_826.0, 44_000.0);
-        let moved = steady.steadiness().expect("measured again");
-        assert!((moved.moved() + 0.0604).abs() < 1e-3, "{moved:?}");
-        assert!(moved.is_steady());
-        assert!(
-            !moved.describe().contains("quiet machine"),
-            "{}",
-            moved.describe()
-        );
-        assert!(steady.warnings().is_empty(), "{:?}", steady.warnings());
-        // A move past ±15% is a warning, in the table, the TOML's comments and the lines
-        // `--quiet` still prints.
-        let shaky = measured_twice(46_826.0, 26_112.0);
-        let moved = shaky.steadiness().expect("measured again");
-        assert!(!moved.is_steady());
-        assert_eq!(
-            shaky.warnings(),
-            [format!("steadiness: {}", moved.describe())]
-        );
-        assert!(moved.describe().contains("-44%"), "{}", moved.describe());
-        assert!(
-            moved
-                .describe()
-                .contains("calibrate again on a quiet machine")
-        );
-        let toml = shaky.toml();
-        assert!(
-            toml.contains("# Steadiness: the busiest closed loop"),
-            "{toml}"
-        );
-        assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
-        assert!(toml.contains("# shardsim calibrate: 3 runs"), "{toml}");
-        // `validate` reads the warning back from the comments; a steady move is none.
-        let read_back = validate::calibration_warnings(&toml);
-        assert_eq!(read_back.len(), 1, "{read_back:?}");
-        assert!(read_back[0].contains("moved by itself"), "{read_back:?}");
-        assert!(validate::calibration_warnings(&steady.toml()).is_empty());
-        // Measured in order, the repeat last and named so in the CSV.
-        let csv = String::from_utf8(shaky.csv()).expect("UTF-8");
-        let kinds: Vec<&str> = csv
-            .lines()
-            .map(|line| line.rsplit(',').next().unwrap_or_default())
-            .collect();
-        assert_eq!(kinds, ["run", "closed", "closed", "again"]);
-        // Without a repeat there is nothing to say.
-        let once = Calibration {
-            again: None,
-            ..shaky
-        };
-        assert_eq!(once.steadiness(), None);
-        assert!(!once.toml().contains("Steadiness"));
-    }
-
-    /// An open stream over 64 rows at `rate`, 98 of its 100 responses at `p50_us` and two
-    /// at `p99_us`.
-    fn open_run(rate: f64, p50_us: u64, p99_us: u64) -> CalibrationRun {
-        let load = Load {
-            rows: 64,
-            clients: 64,
-            rate_per_s: Some(rate),
-            warmup: Duration::ZERO,
-            duration: Duration::from_secs(1),
-        };
-        let mut run = CalibrationRun::measured_and_fitted(load, rate);
-        for response_us in [p50_us; 98].into_iter().chain([p99_us; 2]) {
-            run.measured.responses.record(response_us * 1_000);
-        }
-        run
-    }
-
-    #[test]
-    fn a_light_stream_whose_tail_is_hundreds_of_times_its_median_says_the_machine_stalled() {
-        // The heaviest stream's long tail is its own queue: only the lightest stream counts.
-        let calibration = |lightest_p99_us| Calibration {
-            runs: vec![
-                closed_run(64, 32, 40_000.0),
-                open_run(7_616.0, 840, 130_000),
-                open_run(1_258.0, 400, lightest_p99_us),
-                open_run(3_095.0, 460, 2_000),
-            ],
-            ..measured_twice(40_000.0, 41_000.0)
-        };
-        let quiet = calibration(3_600);
-        assert_eq!(quiet.stalled_stream(), None, "9 times its median");
-        assert!(!quiet.toml().contains("Stalls"));
-        assert!(!crate::report::terminal::calibration_table(&quiet).contains("stalls:"));
-        let stalled = calibration(224_000);
-        let stalls = stalled.stalled_stream().expect("560 times its median");
-        assert_eq!(stalls.rate_per_s, 1_258.0);
-        let said = stalls.describe();
-        assert!(quiet.warnings().is_empty());
-        assert_eq!(stalled.warnings(), [format!("stalls: {said}")]);
-        assert!(
-            said.starts_with("the lightest open stream (1,258/s) measured a p99 of 224 ms, 560 times its median of 400 µs"),
-            "{said}"
-        );
-        assert!(
-            said.ends_with("calibrate again on a quiet machine"),
-            "{said}"
-        );
-        let toml = stalled.toml();
-        assert!(
-            toml.contains("# Stalls: the lightest open stream"),
-            "{toml}"
-        );
-        let read_back = validate::calibration_warnings(&toml);
-        assert_eq!(read_back.len(), 1, "{read_back:?}");
-        assert!(read_back[0].contains("stalled"), "{read_back:?}");
-        assert!(validate::calibration_warnings(&quiet.toml()).is_empty());
-        assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
-        let table = crate::report::terminal::calibration_table(&stalled);
-        assert!(
-            table.contains("\nstalls: the lightest open stream"),
-            "{table}"
-        );
-        // Just past the threshold.
-        assert_eq!(calibration(7_900).stalled_stream(), None);
-        assert!(calibration(8_100).stalled_stream().is_some());
-        // With a steady p99, the fit takes it, and so does the check: a stall in a window or
-        // two (steady 0.95 ms) is not named; stalls in most windows (steady 129 ms) are.
-        let with_steady = |steady_us: u64| {
-            let mut calibration = calibration(224_000);
-            calibration.runs[2].measured.steady_p99_ns = Some(steady_us * 1_000);
-            calibration
-        };
-        assert_eq!(with_steady(950).stalled_stream(), None);
-        let said = with_steady(129_000)
-            .stalled_stream()
-            .expect("steady 322 times")
-            .describe();
-        assert!(
-            said.starts_with(
-                "the lightest open stream (1,258/s) measured a steady p99 of 129 ms (the median \
-                 of its windows'; 224 ms over the whole stream), 322 times its median of 400 µs"
-            ),
-            "{said}"
-        );
-    }
-
-    #[test]
-    fn the_fit_sees_an_open_streams_steady_p99_and_a_closed_loops_whole_p99() {
-        // A stall lifted the stream's p99 to 22.7 ms; its windows' median p99 is 0.95 ms.
-        let mut open = open_run(1_735.0, 406, 22_700);
-        open.measured.steady_p99_ns = Some(950_000);
-        let seen = observation(&open.load, &open.measured, true);
-        assert_eq!(seen.p99_ms, 0.95);
-        assert!((seen.p50_ms - 0.406).abs() < 0.001, "{seen:?}");
-        let mut closed = open_run(1_735.0, 406, 22_700);
-        closed.load.rate_per_s = None;
-        let seen = observation(&closed.load, &closed.measured, true);
-        assert!((seen.p99_ms - 22.7).abs() < 0.1, "{seen:?}");
-    }
-
-    #[test]
-    fn a_load_notice_is_kept_in_the_calibration_as_comment_lines() {
-        let calibration = |load_notice| Calibration {
-            server: "host=/tmp".into(),
-            durability: Durability::postgres_off(),
-            machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
-            runs: Vec::new(),
-            load_notice,
-            again: None,
-            stalls: None,
-            spread: None,
-        };
-        let plain = calibration(None).toml();
-        let noted = calibration(Some(host::AUTOGROUP_NOTICE)).toml();
-        assert!(!plain.contains("autogroup"), "{plain}");
-        assert!(
-            noted.contains("# note: the load runs on the server's machine"),
-            "{noted}"
-        );
-        assert!(noted.lines().all(|line| line.len() <= 90), "{noted}");
-        let without_comments = |text: &str| {
-            text.lines()
-                .filter(|line| !line.starts_with('#'))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        assert_eq!(without_comments(&noted), without_comments(&plain));
-    }
-}
+mod tests;

@@ -20,7 +20,7 @@ pub const MIN_STALL: u64 = 2_000_000;
 const STALL_FACTOR: f64 = 20.0;
 
 /// The 0.99 quantile of the standard normal distribution.
-const Z_99: f64 = 2.326_347_874_040_840_8;
+pub(super) const Z_99: f64 = 2.326_347_874_040_840_8;
 
 /// The sends and commits of one run, counted per bucket of [`BUCKET_NS`] since its start;
 /// shared by the run's connections.

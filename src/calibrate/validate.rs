@@ -13,19 +13,15 @@
 //! beside the calibration, each shows how far the database itself moved since: no prediction
 //! can be closer than that.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::backend::{DbFailure, Durability, Target};
 use super::load::{self, Load, Measured};
 use super::schema::OwnSchema;
 use crate::error::InputError;
-use crate::model::{NoEvents, Policy};
 use crate::report::units::plural;
-use crate::scenario::file::{ArrivalsTable, PolicyList, PoolTable, ProfileSegment};
-use crate::scenario::{Overrides, Scenario, ScenarioFile};
 use crate::stats::WaitSummary;
-use crate::sweep;
 
 /// Clients of the closed-loop points.
 const CLOSED_CLIENTS: u32 = 32;
@@ -91,6 +87,9 @@ pub struct Point {
     /// Whether the model keeps up from an empty start but never drains a full backlog (the
     /// predicted figures are then the backlogged run's).
     pub predicted_metastable: bool,
+    /// Whether the model keeps up as fitted but not at the slow end of the calibration's
+    /// spread (counted as collapsed: `plan` answers by that end).
+    pub predicted_marginal: bool,
     /// The throughput `calibrate` measured for the same load (a closed loop it ran too), from
     /// the `calibration.csv` beside the calibration.
     pub calibrated_tps: Option<f64>,
@@ -109,6 +108,9 @@ pub struct Prediction {
     pub stable: bool,
     /// Whether it keeps up from empty only.
     pub metastable: bool,
+    /// Whether it keeps up as fitted but not at the slow end of the calibration's spread
+    /// (then not `stable`, with the fitted figures).
+    pub marginal: bool,
 }
 
 impl Point {
@@ -301,6 +303,8 @@ impl Point {
     pub fn predicted_stability(&self) -> &'static str {
         if self.predicted_metastable {
             "metastable"
+        } else if self.predicted_marginal {
+            "marginal"
         } else {
             stability(self.predicted_stable)
         }
@@ -438,12 +442,19 @@ pub fn validate(
     let one_row_peak = one_row_peak(calibration)?;
     let mut loads = loads(one_row_peak, duration_s);
     loads.extend(planner_loads(one_row_peak, duration_s));
+    // The points' stability over the calibration's spread, and the planner's question at its
+    // slow end: as `plan` answers it.
+    let slower = spread_slower(calibration);
     let predictions = loads
         .iter()
         .enumerate()
         .map(|(index, load)| {
             progress(&format!("simulating point {}/{}", index + 1, loads.len()));
-            predict(calibration, load)
+            if index < POINTS {
+                predict_over_spread(calibration, load, slower)
+            } else {
+                predict(calibration, slower.unwrap_or(1.0), load)
+            }
         })
         .collect::<Result<Vec<Prediction>, InputError>>()?;
     let durability = load::durability(target)?;
@@ -545,135 +556,6 @@ pub fn check_calibration(calibration: &Path) -> Result<(), InputError> {
     one_row_peak(calibration).map(|_| ())
 }
 
-/// One row's peak by the calibration: updates back to back, each taken by a woken waiter.
-fn one_row_peak(calibration: &Path) -> Result<f64, InputError> {
-    let file = ScenarioFile {
-        shards: Some(vec![1]),
-        duration_s: Some(1.0),
-        arrivals: Some(ArrivalsTable {
-            rate_per_s: Some(1.0),
-            ..ArrivalsTable::default()
-        }),
-        ..ScenarioFile::default()
-    };
-    let scenario = scenario(calibration, &file)?;
-    Ok(1e9 / scenario.saturated_row_hold_ns().max(1.0))
-}
-
-/// The calibration applied to a scenario.
-fn scenario(calibration: &Path, file: &ScenarioFile) -> Result<Scenario, InputError> {
-    let overrides = Overrides {
-        calibration: Some(PathBuf::from(calibration)),
-        ..Overrides::default()
-    };
-    Scenario::from_values(Path::new("validate.toml"), file, &overrides)
-}
-
-/// What the calibration predicts for `load`. An open stream that keeps up from an empty
-/// start is simulated again from a full backlog (every connection busy): if it never drains
-/// it, the stream is metastable and the backlogged run is the prediction.
-fn predict(calibration: &Path, load: &Load) -> Result<Prediction, InputError> {
-    let from_empty = replicated(calibration, load, false)?;
-    if load.rate_per_s.is_none() || !from_empty.stable {
-        return Ok(from_empty);
-    }
-    let from_backlog = replicated(calibration, load, true)?;
-    Ok(if from_backlog.stable {
-        from_empty
-    } else {
-        Prediction {
-            metastable: true,
-            ..from_backlog
-        }
-    })
-}
-
-/// [`simulate`] with each of [`PREDICTION_SEEDS`]: the first seed's prediction with the
-/// range of every seed's p99.
-fn replicated(calibration: &Path, load: &Load, backlogged: bool) -> Result<Prediction, InputError> {
-    let runs = PREDICTION_SEEDS
-        .iter()
-        .map(|&seed| simulate(calibration, load, backlogged, seed))
-        .collect::<Result<Vec<Prediction>, InputError>>()?;
-    let (low, high) = range(runs.iter().map(|run| run.responses.p99_ns as f64));
-    Ok(Prediction {
-        p99_range: (low as u64, high as u64),
-        ..runs[0]
-    })
-}
-
-/// Simulates `load` with the calibration; an open stream starts with a full backlog
-/// (`backlogged`: as many sends as it has connections in the first millisecond) or empty.
-fn simulate(
-    calibration: &Path,
-    load: &Load,
-    backlogged: bool,
-    seed: u64,
-) -> Result<Prediction, InputError> {
-    let scenario = scenario(calibration, &load_scenario(load, backlogged, seed))?;
-    let (run, _) = sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)?.remove(0);
-    let tps = run.completed as f64 / load.duration.as_secs_f64();
-    let responses = match (&run.closed, &run.machine) {
-        (Some(closed), _) => closed.responses.summary(),
-        (None, Some(machine)) => machine
-            .responses
-            .as_ref()
-            .map(|r| r.summary())
-            .unwrap_or_default(),
-        _ => WaitSummary::default(),
-    };
-    Ok(Prediction {
-        tps,
-        responses,
-        p99_range: (responses.p99_ns, responses.p99_ns),
-        stable: keeps_up(load, tps),
-        metastable: false,
-    })
-}
-
-/// The scenario of `load` with `seed` (see [`simulate`]): a closed loop of its clients with no think
-/// time, or its open stream through a pool of its connections.
-fn load_scenario(load: &Load, backlogged: bool, seed: u64) -> ScenarioFile {
-    let seconds = (load.warmup + load.duration).as_secs_f64();
-    let arrivals = match load.rate_per_s {
-        None => ArrivalsTable {
-            clients: Some(load.clients),
-            think_ms: Some(0.0),
-            ..ArrivalsTable::default()
-        },
-        Some(rate) if backlogged => ArrivalsTable {
-            profile: Some(vec![
-                ProfileSegment {
-                    seconds: BACKLOG_ARRIVES_S,
-                    rate_per_s: rate + f64::from(load.clients) / BACKLOG_ARRIVES_S,
-                },
-                ProfileSegment {
-                    seconds: seconds - BACKLOG_ARRIVES_S,
-                    rate_per_s: rate,
-                },
-            ]),
-            ..ArrivalsTable::default()
-        },
-        Some(rate) => ArrivalsTable {
-            rate_per_s: Some(rate),
-            ..ArrivalsTable::default()
-        },
-    };
-    ScenarioFile {
-        name: Some("validate".into()),
-        seed: Some(seed),
-        shards: Some(vec![load.rows]),
-        policy: Some(PolicyList(vec![Policy::Random])),
-        duration_s: Some(seconds),
-        warmup_s: Some(load.warmup.as_secs_f64()),
-        arrivals: Some(arrivals),
-        pool: load.rate_per_s.map(|_| PoolTable {
-            size: Some(load.clients),
-        }),
-        ..ScenarioFile::default()
-    }
-}
-
 /// A closed loop `calibrate` measured: its rows, clients and throughput.
 type CalibratedRun = (u32, u32, f64);
 
@@ -770,6 +652,7 @@ fn point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
         predicted_p99_range: predicted.p99_range,
         predicted_stable: predicted.stable,
         predicted_metastable: predicted.metastable,
+        predicted_marginal: predicted.marginal,
         calibrated_tps: None,
     }
 }
@@ -786,123 +669,6 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Validation {
-    /// `planner.csv`: the planner's question, one row count a line, measured (the median of
-    /// the repeats, and their p99's range: a stall in one repeat shows there) and predicted.
-    pub fn planner_csv(&self) -> Vec<u8> {
-        let mut out = csv::Writer::from_writer(Vec::new());
-        out.write_record([
-            "rows",
-            "offered_per_s",
-            "measured_tps",
-            "measured_p99_ms",
-            "measured_p99_min_ms",
-            "measured_p99_max_ms",
-            "predicted_p99_ms",
-            "measured",
-            "predicted",
-        ])
-        .expect("writing to memory");
-        let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
-        for point in &self.planner {
-            let (low, high) = point.p99_range();
-            out.write_record([
-                point.load.rows.to_string(),
-                format!("{:.1}", point.load.rate_per_s.unwrap_or_default()),
-                format!("{:.1}", point.measured_tps),
-                ms(point.measured.p99_ns),
-                ms(low),
-                ms(high),
-                ms(point.predicted.p99_ns),
-                stability(point.measured_stable).to_owned(),
-                point.predicted_stability().to_owned(),
-            ])
-            .expect("writing to memory");
-        }
-        out.into_inner().expect("flushing to memory")
-    }
-
-    /// `validation.csv`: every point measured and predicted, with the errors.
-    pub fn csv(&self, tolerance: &Tolerance) -> Vec<u8> {
-        let mut out = csv::Writer::from_writer(Vec::new());
-        out.write_record([
-            "point",
-            "rows",
-            "clients_or_connections",
-            "offered_per_s",
-            "measured_tps",
-            "predicted_tps",
-            "tps_error",
-            "measured_p50_ms",
-            "predicted_p50_ms",
-            "measured_p99_ms",
-            "predicted_p99_ms",
-            "p99_error",
-            "measured",
-            "predicted",
-            "within_tolerance",
-            "repeats",
-            "measured_tps_min",
-            "measured_tps_max",
-            "measured_p99_min_ms",
-            "measured_p99_max_ms",
-            "collapsed_repeats",
-            "calibrate_measured_tps",
-            "drift_since_calibrate",
-            "measured_steady_p99_ms",
-            "steady_p99_error",
-            "stability_call",
-            "predicted_p99_min_ms",
-            "predicted_p99_max_ms",
-        ])
-        .expect("writing to memory");
-        let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
-        for point in &self.points {
-            out.write_record([
-                point.name(self.one_row_peak),
-                point.load.rows.to_string(),
-                point.load.clients.to_string(),
-                point
-                    .load
-                    .rate_per_s
-                    .map_or(String::new(), |r| format!("{r:.1}")),
-                format!("{:.1}", point.measured_tps),
-                format!("{:.1}", point.predicted_tps),
-                format!("{:.4}", point.tps_error()),
-                ms(point.measured.p50_ns),
-                ms(point.predicted.p50_ns),
-                ms(point.measured.p99_ns),
-                ms(point.predicted.p99_ns),
-                point
-                    .p99_error()
-                    .map_or(String::new(), |e| format!("{e:.4}")),
-                stability(point.measured_stable).into(),
-                point.predicted_stability().into(),
-                point.miss(tolerance).is_none().to_string(),
-                point.repeats.len().to_string(),
-                format!("{:.1}", point.tps_range().0),
-                format!("{:.1}", point.tps_range().1),
-                ms(point.p99_range().0),
-                ms(point.p99_range().1),
-                point.collapsed_repeats().to_string(),
-                point
-                    .calibrated_tps
-                    .map_or(String::new(), |tps| format!("{tps:.1}")),
-                point
-                    .drift()
-                    .map_or(String::new(), |drift| format!("{drift:.4}")),
-                point.measured_steady_p99_ns().map_or(String::new(), ms),
-                point
-                    .steady_p99_error()
-                    .map_or(String::new(), |e| format!("{e:.4}")),
-                point.stability_call().name().into(),
-                ms(point.predicted_p99_range.0),
-                ms(point.predicted_p99_range.1),
-            ])
-            .expect("writing to memory");
-        }
-        out.into_inner().expect("writing to memory")
-    }
-
     /// The loads `calibrate` measured too, with how far each moved since, and the largest
     /// move (`None` without them).
     pub fn drifts(&self) -> Option<(Vec<(&Point, f64)>, f64)> {
@@ -986,6 +752,11 @@ impl Validation {
             .collect()
     }
 }
+
+mod output;
+mod predict;
+
+use predict::{one_row_peak, predict, predict_over_spread, spread_slower};
 
 #[cfg(test)]
 mod tests;

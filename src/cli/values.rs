@@ -160,6 +160,39 @@ pub fn memory(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// `--watch` of calibrate: a duration of 10 s to 24 h, in seconds (`600`, `600s`, `10m`,
+/// `1h`).
+pub fn watch(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => trimmed.split_at(at),
+        None => (trimmed, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "expected a duration such as 600s, 10m or 1h, got {:?}",
+                clip(text)
+            ));
+        }
+    };
+    let value: f64 = number.trim().parse().map_err(|_| {
+        format!(
+            "expected a duration such as 600s, 10m or 1h, got {:?}",
+            clip(text)
+        )
+    })?;
+    let seconds = value * scale;
+    if (10.0..=86_400.0).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("must be from 10 s to 24 h, got {}", clip(text)))
+    }
+}
+
 /// `--duration-s` of calibrate: 0.5 to 60 seconds.
 pub fn calibration_seconds(text: &str) -> Result<f64, String> {
     let value: f64 = text

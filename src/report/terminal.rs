@@ -399,6 +399,11 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     }
     let m = &calibration.machine;
     out += &format!("fitted: {}\n", m.describe());
+    let evidence = calibration.stall_evidence();
+    if !evidence.is_empty() {
+        out += &wrap(&evidence, 100);
+        out.push('\n');
+    }
     if let Some(spread) = &calibration.spread {
         out += &format!("spread: {}\n", spread.describe());
     }

@@ -41,6 +41,7 @@ fn point(tps: f64, p99_ms: f64, measured_stable: bool, predicted_stable: bool) -
         predicted_p99_range: ((p99_ms * 1e6) as u64, (p99_ms * 1e6) as u64),
         predicted_stable,
         predicted_metastable: false,
+        predicted_marginal: false,
         calibrated_tps: None,
     }
 }

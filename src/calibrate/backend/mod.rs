@@ -13,6 +13,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::checkpoints::CheckpointCounters;
 use crate::error::InputError;
 
 /// How long a connection attempt may take.
@@ -140,6 +141,17 @@ pub trait Session: Send {
 
     /// The server process serving this connection, when the server tells.
     fn server_process(&mut self) -> Option<ServerProcess>;
+
+    /// The server's checkpoint counters, when it keeps them (PostgreSQL; InnoDB's give no
+    /// timing).
+    fn checkpoints(&mut self) -> Option<CheckpointCounters> {
+        None
+    }
+
+    /// The server's time between scheduled checkpoints, s, when it has one.
+    fn checkpoint_interval_s(&mut self) -> Option<f64> {
+        None
+    }
 }
 
 /// The database to calibrate against, chosen by the connection string.

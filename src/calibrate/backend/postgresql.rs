@@ -2,7 +2,8 @@
 //! (socket directory, port, user, database), with the password taken only from `PGPASSWORD`
 //! or `~/.pgpass` (`PGPASSFILE`) and never printed; a statement timeout on every connection.
 //! The schema is a schema; log flushes are `pg_stat_wal.wal_sync` (PostgreSQL 14 and later);
-//! the durability is `synchronous_commit`.
+//! the durability is `synchronous_commit`; checkpoints are `pg_stat_checkpointer`'s
+//! (`pg_stat_bgwriter`'s before 17) and their schedule `checkpoint_timeout`.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -10,6 +11,7 @@ use std::str::FromStr;
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls, Statement};
 
+use super::super::checkpoints::CheckpointCounters;
 use super::{
     COUNTERS, Database, Durability, MARK, MARKER, Ownership, SCHEMA, STATEMENT_TIMEOUT,
     ServerProcess, Session, check_percent_escapes,
@@ -210,6 +212,41 @@ impl Session for PgSession {
             durable: value != "off",
             value,
         })
+    }
+
+    fn checkpoints(&mut self) -> Option<CheckpointCounters> {
+        // pg_stat_checkpointer from PostgreSQL 17, pg_stat_bgwriter's columns before.
+        let row = self
+            .client
+            .query_one(
+                "SELECT (num_timed + num_requested)::bigint, write_time::float8, \
+                 sync_time::float8 FROM pg_stat_checkpointer",
+                &[],
+            )
+            .or_else(|_| {
+                self.client.query_one(
+                    "SELECT (checkpoints_timed + checkpoints_req)::bigint, \
+                     checkpoint_write_time::float8, checkpoint_sync_time::float8 \
+                     FROM pg_stat_bgwriter",
+                    &[],
+                )
+            })
+            .ok()?;
+        Some(CheckpointCounters {
+            count: row.get(0),
+            write_ms: row.get(1),
+            sync_ms: row.get(2),
+        })
+    }
+
+    fn checkpoint_interval_s(&mut self) -> Option<f64> {
+        self.client
+            .query_one(
+                "SELECT setting::float8 FROM pg_settings WHERE name = 'checkpoint_timeout'",
+                &[],
+            )
+            .ok()
+            .map(|row| row.get(0))
     }
 
     fn server_process(&mut self) -> Option<ServerProcess> {

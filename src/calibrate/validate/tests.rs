@@ -1,3 +1,4 @@
+use super::predict::predict_over_spread;
 use super::*;
 
 fn repeat(tps: f64, p99_ms: u64, stable: bool) -> Repeat {
@@ -22,6 +23,7 @@ fn kept_up(tps: f64) -> Prediction {
         p99_range: (0, 0),
         stable: true,
         metastable: false,
+        marginal: false,
     }
 }
 
@@ -139,6 +141,7 @@ fn predicted_at(tps: f64, p99_ms: u64, stable: bool) -> Prediction {
         p99_range: (p99_ms * 1_000_000, p99_ms * 1_000_000),
         stable,
         metastable: false,
+        marginal: false,
     }
 }
 
@@ -403,7 +406,7 @@ fn predicted(rows: u32, rate_per_s: Option<f64>) -> Prediction {
         rate_per_s,
         ..open_load()
     };
-    predict(&calibration, &load).expect("a valid calibration")
+    predict(&calibration, 1.0, &load).expect("a valid calibration")
 }
 
 #[test]
@@ -504,6 +507,8 @@ fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
         again: Some(run(1, 32, None, 3_100.0)),
         stalls: None,
         spread: None,
+        checkpoints: None,
+        watched_s: None,
     };
     let dir = tempfile::tempdir().expect("a temporary folder");
     std::fs::write(dir.path().join("calibration.csv"), calibration.csv()).expect("written");
@@ -574,4 +579,34 @@ fn column(csv: &[u8], name: &str) -> Vec<String> {
         .records()
         .map(|record| record.unwrap()[index].to_owned())
         .collect()
+}
+
+#[test]
+fn a_stream_that_keeps_up_as_fitted_but_not_at_the_spreads_slow_end_is_marginal() {
+    // 4,000/s over 16 rows of the bistable row's machine: its one core does 0.05 ms of CPU
+    // an update (20,000/s at most) as fitted; five times as slow (4,000/s), it cannot keep up.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let calibration = dir.path().join("calibration.toml");
+    std::fs::write(
+        &calibration,
+        format!("{BISTABLE_ROW}\n[spread]\nslower = 5\nfaster = 0.9\n"),
+    )
+    .expect("written");
+    assert_eq!(super::predict::spread_slower(&calibration), Some(5.0));
+    let load = Load {
+        rows: 16,
+        rate_per_s: Some(4_000.0),
+        ..open_load()
+    };
+    let fitted = predict(&calibration, 1.0, &load).expect("valid");
+    assert!(fitted.stable, "{fitted:?}");
+    let over = predict_over_spread(&calibration, &load, Some(5.0)).expect("valid");
+    assert!(over.marginal && !over.stable, "{over:?}");
+    assert_eq!(over.tps, fitted.tps, "the fitted figures");
+    // A little slower keeps up: stable, as fitted.
+    let near = predict_over_spread(&calibration, &load, Some(1.1)).expect("valid");
+    assert!(near.stable && !near.marginal, "{near:?}");
+    let point = point(load, vec![repeat(4_000.0, 2, true)], over);
+    assert_eq!(point.predicted_stability(), "marginal");
+    assert_eq!(point.stability_call(), StabilityCall::Conservative);
 }
