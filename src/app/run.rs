@@ -50,6 +50,8 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let simulated = pool.install(|| simulate(&scenario, &staging, args.events, &bars));
     bars.finish();
     let simulated = simulated?;
+    let spread =
+        pool.install(|| spread_recommendations(args, &overrides, &scenario, &simulated.rows))?;
     write_outputs(&scenario, &staging, &simulated)
         .map_err(|err| IoFailure::new(&out_dir, format!("cannot write the results: {err:#}")))?;
     staging.commit()?;
@@ -59,6 +61,9 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         Some(Format::Json) => crate::stdout::print(json::render(&scenario, rows, &out))?,
         Some(Format::Table) => {
             crate::stdout::print(terminal::render(&scenario, rows, colour(&args.flags)))?;
+            if let Some(spread) = &spread {
+                crate::stdout::print(spread)?;
+            }
             if scenario.regions.is_some() {
                 crate::stdout::print(report::regions::render(
                     &scenario.variants(),
@@ -83,6 +88,56 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The shard counts recommended at both ends of the calibration's `[spread]` beside the
+/// fitted ones, in words (`None` without a spread): each end's scenario simulated whole, its
+/// results not written.
+fn spread_recommendations(
+    args: &RunArgs,
+    overrides: &Overrides,
+    scenario: &Scenario,
+    rows: &[SummaryRow],
+) -> anyhow::Result<Option<String>> {
+    let Some(spread) = &scenario.calibration_spread else {
+        return Ok(None);
+    };
+    if !args.flags.quiet {
+        crate::stdout::eprint_line(&format!(
+            "simulating the calibration's spread: every time of its machine ×{:.2} and ×{:.2}",
+            spread.slower, spread.faster
+        ));
+    }
+    let recommended = |scenario: &Scenario, rows: &[SummaryRow]| {
+        by_policy(scenario, rows)
+            .iter()
+            .map(|group| group.recommendation.shards())
+            .collect::<Vec<_>>()
+    };
+    let at = |scale: f64| -> anyhow::Result<Vec<Option<u32>>> {
+        let overrides = Overrides {
+            calibration_scale: Some(scale),
+            ..overrides.clone()
+        };
+        let mut end = Scenario::load_grid(&args.scenario, &overrides)?
+            .configurations
+            .remove(0)
+            .scenario;
+        admit(&mut end, &args.flags)?;
+        let runs = sweep::run_replications(
+            &end,
+            vec![NoEvents; end.variants().len()],
+            &sweep::NoProgress,
+        )?
+        .0;
+        let rows: Vec<_> = runs.iter().map(|reps| summarize(&end, reps)).collect();
+        Ok(recommended(&end, &rows))
+    };
+    let (slow, fast) = (at(spread.slower)?, at(spread.faster)?);
+    let fitted = recommended(scenario, rows);
+    Ok(Some(report::terminal::spread_recommendations(
+        scenario, spread, &fitted, &slow, &fast,
+    )))
 }
 
 /// Runs a `[sweep]` grid (or the partition's slice of it).

@@ -205,6 +205,7 @@ impl FittedStalls {
             every_s: 1.0 / total,
             median_ms: mu.exp(),
             p99_ms: (mu + super::stalls::Z_99 * var.sqrt()).exp(),
+            checkpoints: Some((lengths.len() as u64, interval_s)),
         })
     }
 }
@@ -357,6 +358,7 @@ mod tests {
             every_s: 2.0,
             median_ms: 3.0,
             p99_ms: 10.0,
+            checkpoints: None,
         };
         let evidence = ServerCheckpoints {
             count: 3,
@@ -368,6 +370,13 @@ mod tests {
         let rate = 1.0 / 2.0 + 1.0 / 300.0;
         assert!((merged.every_s - 1.0 / rate).abs() < 1e-9);
         assert_eq!(merged.seen, 53);
+        assert!(
+            merged
+                .describe()
+                .starts_with("50 stalls in 100 s of load and 3 of the server's checkpoints, one every 300 s (together one every 2.0 s)"),
+            "{}",
+            merged.describe()
+        );
         assert!(merged.p99_ms > runs.p99_ms, "{merged:?}");
         assert!(
             merged.median_ms > runs.median_ms && merged.median_ms < 3.1,

@@ -105,6 +105,10 @@ pub struct FittedStalls {
     pub median_ms: f64,
     /// Their 99th-percentile length, ms (the median's when fewer than two were seen).
     pub p99_ms: f64,
+    /// Of those seen, the server's checkpoints, and the server's time between them, s
+    /// ([`FittedStalls::with_checkpoints`]); `None`: the runs' stalls alone.
+    #[serde(default)]
+    pub checkpoints: Option<(u64, f64)>,
 }
 
 impl FittedStalls {
@@ -132,6 +136,7 @@ impl FittedStalls {
             every_s: observed_s / n,
             median_ms: mu.exp(),
             p99_ms: (mu + Z_99 * sigma).exp(),
+            checkpoints: None,
         })
     }
 
@@ -155,10 +160,27 @@ impl FittedStalls {
     pub fn describe(&self) -> String {
         use crate::report::units::duration;
         let ns = crate::time::ms_f64_to_ns;
+        let seen = match self.checkpoints {
+            None => format!(
+                "{} in {:.0} s of load",
+                crate::report::units::plural(self.seen, "stall"),
+                self.observed_s
+            ),
+            Some((checkpoints, interval_s)) => format!(
+                "{} in {:.0} s of load and {} of the server's checkpoints, one every {:.0} s",
+                crate::report::units::plural(self.seen - checkpoints, "stall"),
+                self.observed_s,
+                checkpoints,
+                interval_s
+            ),
+        };
         format!(
-            "{} in {:.0} s of load (one every {:.1} s), lasting a median {} (p99 {})",
-            crate::report::units::plural(self.seen, "stall"),
-            self.observed_s,
+            "{seen} ({}one every {:.1} s), lasting a median {} (p99 {})",
+            if self.checkpoints.is_some() {
+                "together "
+            } else {
+                ""
+            },
             self.every_s,
             duration(ns(self.median_ms)),
             duration(ns(self.p99_ms)),

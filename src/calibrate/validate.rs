@@ -390,6 +390,18 @@ pub struct PlannerAnswer {
 }
 
 impl PlannerAnswer {
+    /// Whether the calibration's answer is never smaller than the database's: the same count
+    /// or more, or none of the row counts where the database needed more than one of them;
+    /// never "enough" where the database had none. The call a planner cannot forgive is the
+    /// other one.
+    pub fn never_smaller(&self) -> bool {
+        match (self.measured, self.predicted) {
+            (Some(measured), Some(predicted)) => predicted >= measured,
+            (_, None) => true,
+            (None, Some(_)) => false,
+        }
+    }
+
     /// Whether the calibration answers as the database does, or one row count larger — never
     /// smaller, and never "enough" where the database had none.
     pub fn agrees(&self) -> bool {

@@ -161,31 +161,20 @@ pub fn memory(text: &str) -> Result<u64, String> {
 }
 
 /// `--watch` of calibrate: a duration of 10 s to 24 h, in seconds (`600`, `600s`, `10m`,
-/// `1h`).
+/// `1h 30m`: humantime's forms, or a plain number of seconds).
 pub fn watch(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
-    let (number, unit) = match trimmed.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(at) => trimmed.split_at(at),
-        None => (trimmed, "s"),
+    let seconds = match trimmed.parse::<f64>() {
+        Ok(seconds) => seconds,
+        Err(_) => humantime::parse_duration(trimmed)
+            .map_err(|_| {
+                format!(
+                    "expected a duration such as 600s, 10m or 1h, got {:?}",
+                    clip(text)
+                )
+            })?
+            .as_secs_f64(),
     };
-    let scale = match unit {
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "expected a duration such as 600s, 10m or 1h, got {:?}",
-                clip(text)
-            ));
-        }
-    };
-    let value: f64 = number.trim().parse().map_err(|_| {
-        format!(
-            "expected a duration such as 600s, 10m or 1h, got {:?}",
-            clip(text)
-        )
-    })?;
-    let seconds = value * scale;
     if (10.0..=86_400.0).contains(&seconds) {
         Ok(seconds)
     } else {
@@ -318,6 +307,20 @@ mod tests {
         assert_eq!(memory("2GB"), Ok(2_000_000_000));
         assert!(memory("1k").is_err(), "below the floor");
         assert!(memory("lots").is_err());
+    }
+
+    #[test]
+    fn a_watch_is_a_duration_of_ten_seconds_to_a_day() {
+        assert_eq!(watch("10m"), Ok(600.0));
+        assert_eq!(watch("600"), Ok(600.0));
+        assert_eq!(watch("1h 30m"), Ok(5400.0));
+        assert_eq!(watch("5s"), Err("must be from 10 s to 24 h, got 5s".into()));
+        assert!(watch("2d").is_err(), "beyond a day");
+        assert!(
+            watch("soon")
+                .unwrap_err()
+                .contains("such as 600s, 10m or 1h")
+        );
     }
 
     #[test]

@@ -465,12 +465,18 @@ fn planners_question(validation: &Validation) -> String {
             answer.target_ms,
             rows(answer.measured),
             rows(answer.predicted),
-            if answer.agrees() { "agrees" } else { "DIFFERS" }
+            match (answer.agrees(), answer.never_smaller()) {
+                (true, _) => "agrees",
+                (false, true) => "DIFFERS (larger)",
+                (false, false) => "DIFFERS (smaller: optimistic)",
+            }
         );
     }
     let agree = answers.iter().filter(|a| a.agrees()).count();
+    let never_smaller = answers.iter().filter(|a| a.never_smaller()).count();
     out += &format!(
-        "  {agree} of {} agree (the same count, or one larger, never smaller)\n",
+        "  {agree} of {} agree (the same count, or one larger); {never_smaller} of {} never smaller\n",
+        answers.len(),
         answers.len()
     );
     out
@@ -623,6 +629,47 @@ fn repeats_line(sentence: String, spread: f64, allowed: f64, what: &str) -> Stri
         String::new()
     };
     format!("repeats: {sentence}{warning}\n")
+}
+
+/// The shard counts recommended over a calibration's spread, one line per policy: "over the
+/// calibration's spread (every time ×0.95 to ×1.13): 8 as fitted, 6–10; choose 10 (the slow
+/// end's)".
+pub fn spread_recommendations(
+    scenario: &crate::scenario::Scenario,
+    spread: &crate::scenario::include::CalibrationSpread,
+    fitted: &[Option<u32>],
+    slow: &[Option<u32>],
+    fast: &[Option<u32>],
+) -> String {
+    let name = |n: Option<u32>| n.map_or("none".to_owned(), |n| n.to_string());
+    let mut out = String::new();
+    for (index, policy) in scenario.policies.iter().enumerate() {
+        let ends = [fast[index], fitted[index], slow[index]];
+        let pessimistic = if ends.iter().any(Option::is_none) {
+            None
+        } else {
+            ends.iter().flatten().max().copied()
+        };
+        let prefix = if scenario.policies.len() > 1 {
+            format!("{policy}: ")
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "{prefix}over the calibration's spread (every time of its machine ×{:.2} to ×{:.2}): \
+             {} shards recommended as fitted, {} at the fast end, {} at the slow end; by what the \
+             database did during its calibration, choose {}",
+            spread.faster,
+            spread.slower,
+            name(fitted[index]),
+            name(fast[index]),
+            name(slow[index]),
+            pessimistic.map_or("none of those simulated".to_owned(), |n| n.to_string()),
+        );
+        out += &wrap(&line, 100);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

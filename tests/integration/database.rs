@@ -289,6 +289,19 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         toml.contains("[client.idle_overhead]") && toml.contains("idle_wake_cpu_ms"),
         "{toml}"
     );
+    // The spread, refitted to the runs: 1 between its ends, and the loop measured twice
+    // named.
+    let table: toml::Table = toml.parse().unwrap();
+    let end = |key: &str| table["spread"][key].as_float().unwrap();
+    assert!(end("faster") <= 1.0 && 1.0 <= end("slower"), "{toml}");
+    assert!(
+        toml.contains("and the loop measured twice refits to"),
+        "{toml}"
+    );
+    // PostgreSQL's checkpoints (calibrate asks for one before each run) are read from its
+    // counters; InnoDB's counters carry no timing.
+    let evidence = toml.contains("# Stall evidence: the server completed");
+    assert_eq!(evidence, matches!(server.kind, Kind::Postgres), "{toml}");
     // The calibration drives a scenario.
     let scenario = dir.path().join("s.toml");
     std::fs::write(

@@ -464,3 +464,64 @@ fn a_calibrations_spread_is_answered_at_both_ends_and_the_plan_takes_the_most_ro
     assert!(plan["spread"]["answer_at_slower"].is_null(), "{plan}");
     assert!(plan["spread"]["answer_as_fitted"].is_u64(), "{plan}");
 }
+
+#[test]
+fn run_with_a_calibrations_spread_prints_each_ends_recommendation_and_the_one_to_choose() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibration.toml");
+    fs::write(
+        &calibration,
+        "[machine]\ncores = 1\n[machine.cpu]\nms = 0.1\n\n[spread]\nslower = 1.3\nfaster = 0.7\n",
+    )
+    .unwrap();
+    let scenario = dir.path().join("s.toml");
+    fs::write(
+        &scenario,
+        "name = \"s\"\nshards = [1, 2, 4, 8]\nduration_s = 5\n[hold]\nms = 0.05\n\
+         [arrivals]\nrate_per_s = 6000\n[slo]\np99_ms = 2\n",
+    )
+    .unwrap();
+    let output = shardsim(
+        dir.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--out",
+            "out",
+            "--no-fail",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8(output.stdout).unwrap().replace('\n', " ");
+    assert!(
+        text.contains("over the calibration's spread (every time of its machine ×0.70 to ×1.30)"),
+        "{text}"
+    );
+    assert!(text.contains("choose"), "{text}");
+    // The outputs are the fitted calibration's: the same bytes as a run without a spread.
+    fs::write(
+        &calibration,
+        "[machine]\ncores = 1\n[machine.cpu]\nms = 0.1\n",
+    )
+    .unwrap();
+    let plain = shardsim(
+        dir.path(),
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "--calibration",
+            calibration.to_str().unwrap(),
+            "--out",
+            "plain",
+            "--no-fail",
+        ],
+    );
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert_eq!(
+        fs::read(dir.path().join("out/summary.csv")).unwrap(),
+        fs::read(dir.path().join("plain/summary.csv")).unwrap()
+    );
+    assert!(!String::from_utf8(plain.stdout).unwrap().contains("spread"));
+}

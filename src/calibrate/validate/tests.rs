@@ -108,6 +108,15 @@ fn the_planners_question_takes_the_smallest_row_count_meeting_each_target() {
         ..smaller
     };
     assert!(!none_enough.agrees());
+    // Never smaller: the same or more, or none where the database needed some — not less,
+    // and not "enough" where it had none.
+    assert!(!smaller.never_smaller() && !none_enough.never_smaller());
+    assert!(two_larger.never_smaller());
+    let none_predicted = PlannerAnswer {
+        predicted: None,
+        ..smaller
+    };
+    assert!(none_predicted.never_smaller() && !none_predicted.agrees());
     let csv = String::from_utf8(validation.planner_csv()).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 7, "{csv}");
@@ -192,10 +201,9 @@ fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
     }
     let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
     // Dots: three that kept up on the throughput panel, the two the tolerance judges on
-    // the p99 panel, and the legend's; rings: the stability that differs and the legend's
-    // two (it and the p99 box).
+    // the p99 panel, and the legend's; rings: the stability that differs and the legend's.
     assert_eq!(count("7"), 3 + 2 + 1);
-    assert_eq!(count("13"), 1 + 2);
+    assert_eq!(count("13"), 1 + 1);
     let boxes = chart.svg.matches("<rect").count();
     let none_kept_up = vec![point(
         one_row,
@@ -205,7 +213,7 @@ fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
     // None kept up: the throughput panel's cross, and on the p99 panel only the legend's dot.
     let chart = crate::report::chart::validation_chart(&validation_of(none_kept_up), 0.25).unwrap();
     let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
-    assert_eq!((count("7"), count("13")), (1, 2), "{}", chart.svg.len());
+    assert_eq!((count("7"), count("13")), (1, 1), "{}", chart.svg.len());
     assert!(chart.svg.contains("p99 response (points that kept up)"));
     // A box on the p99 panel for each point judged there: two more than without any.
     assert_eq!(boxes - chart.svg.matches("<rect").count(), 2);

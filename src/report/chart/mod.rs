@@ -523,100 +523,6 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// How a legend entry is drawn.
-#[derive(Debug, Clone, Copy)]
-enum Mark {
-    /// A solid line.
-    Line(RGBColor),
-    /// A dashed line.
-    Dashed(RGBColor),
-    /// A filled box (bands and areas).
-    Fill(RGBAColor),
-    /// A filled dot (a point).
-    Dot(RGBColor),
-    /// A cross (a point).
-    Cross(RGBColor),
-    /// A ring around a point.
-    Ring(RGBColor),
-}
-
-/// Legend entries, drawn in a strip below the plot so they never cover data.
-#[derive(Debug, Default)]
-struct Legend(Vec<(String, Mark)>);
-
-/// Height of one legend row, in pixels.
-const LEGEND_ROW: u32 = 30;
-/// Width of the legend strip, in pixels.
-const LEGEND_WIDTH: u32 = SIZE.0 - 60;
-
-impl Legend {
-    fn add(&mut self, label: impl Into<String>, mark: Mark) {
-        self.0.push((label.into(), mark));
-    }
-
-    /// Column width (fits the longest label at about 11 px a character) and columns per row.
-    fn columns(&self) -> (u32, u32) {
-        let longest = self
-            .0
-            .iter()
-            .map(|(l, _)| l.chars().count())
-            .max()
-            .unwrap_or(0) as u32;
-        let width = (60 + 11 * longest).min(LEGEND_WIDTH);
-        (width, (LEGEND_WIDTH / width).max(1))
-    }
-
-    /// Splits `root` into the plot area and the legend strip below it.
-    fn split<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
-        let (_, per_row) = self.columns();
-        let rows = (self.0.len() as u32).div_ceil(per_row);
-        root.split_vertically(SIZE.1 - rows * LEGEND_ROW - 16)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let (width, per_row) = self.columns();
-        for (i, (label, mark)) in self.0.iter().enumerate() {
-            let (column, row) = (i as u32 % per_row, i as u32 / per_row);
-            let x = 40 + (column * width) as i32;
-            let y = (8 + row * LEGEND_ROW + LEGEND_ROW / 2) as i32;
-            match *mark {
-                Mark::Line(colour) => area.draw(&PathElement::new(
-                    vec![(x, y), (x + 32, y)],
-                    colour.stroke_width(4),
-                ))?,
-                Mark::Dashed(colour) => {
-                    for start in [x, x + 13, x + 26] {
-                        area.draw(&PathElement::new(
-                            vec![(start, y), (start + 7, y)],
-                            colour.stroke_width(3),
-                        ))?;
-                    }
-                }
-                Mark::Fill(colour) => area.draw(&Rectangle::new(
-                    [(x, y - 9), (x + 32, y + 9)],
-                    colour.filled(),
-                ))?,
-                Mark::Dot(colour) => area.draw(&Circle::new((x + 16, y), 7, colour.filled()))?,
-                Mark::Cross(colour) => {
-                    area.draw(&Cross::new((x + 16, y), 9, colour.stroke_width(3)))?
-                }
-                Mark::Ring(colour) => {
-                    area.draw(&Circle::new((x + 16, y), 13, colour.stroke_width(3)))?
-                }
-            }
-            area.draw(&Text::new(
-                label.clone(),
-                (x + 42, y - 10),
-                (FONT, 19).into_font().color(&BLACK),
-            ))?;
-        }
-        Ok(())
-    }
-}
-
 type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// Draws the axes, grid and labels shared by every chart.
@@ -736,7 +642,7 @@ fn draw_marked<DB: DrawingBackend>(
                     .map(|&p| Cross::new(p, 7, colour.stroke_width(3))),
             )?;
         }
-        Mark::Fill(_) | Mark::Dot(_) | Mark::Cross(_) | Mark::Ring(_) => {
+        Mark::Fill(_) | Mark::Dot(_) | Mark::Cross(_) | Mark::Ring(_) | Mark::Box(_) => {
             unreachable!("only lines are drawn with their points")
         }
     }
@@ -821,7 +727,12 @@ fn annotate<DB: DrawingBackend>(
     label: &dyn Fn(f64) -> String,
 ) -> DrawResult<DB> {
     let colour = match mark {
-        Mark::Line(c) | Mark::Dashed(c) | Mark::Dot(c) | Mark::Cross(c) | Mark::Ring(c) => c,
+        Mark::Line(c)
+        | Mark::Dashed(c)
+        | Mark::Dot(c)
+        | Mark::Cross(c)
+        | Mark::Ring(c)
+        | Mark::Box(c) => c,
         Mark::Fill(c) => RGBColor(c.0, c.1, c.2),
     };
     chart.draw_series(points.iter().map(|&(x, y)| {
@@ -909,6 +820,7 @@ mod backlog;
 mod calibration;
 mod clients;
 mod drift;
+mod legend;
 mod neighbours;
 mod policies;
 mod responses;
@@ -919,6 +831,8 @@ mod throughput;
 mod validation;
 mod wait_over_time;
 mod waits;
+
+use legend::{Legend, Mark};
 
 use at_risk::{AtRiskFigure, draw_instants};
 use backlog::BacklogFigure;

@@ -55,7 +55,7 @@ impl ValidationFigure<'_> {
         legend.add("the repeats' range", Mark::Line(PALETTE[7]));
         legend.add(
             "p99: repeats' range × the model's over 5 runs",
-            Mark::Ring(PALETTE[7]),
+            Mark::Box(PALETTE[7]),
         );
         legend.add("fell behind (measured)", Mark::Cross(PALETTE[7]));
         legend.add("the model's stability differs", Mark::Ring(WRONG));
