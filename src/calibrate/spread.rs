@@ -61,29 +61,15 @@ impl Spread {
         let factors = factors();
         let table = misfit_table(machine, runs, &factors);
         let refit = |weights: &[f64]| refit(&factors, &table, weights);
-        let mut rng = SimRng::seed_from_u64(SEED);
-        let mut boot: Vec<f64> = (0..REPLICATES)
-            .map(|_| {
-                let mut weights = vec![0.0; runs.len()];
-                for _ in 0..runs.len() {
-                    weights[rng.random_range(0..runs.len())] += 1.0;
-                }
-                weights
-            })
-            .collect::<Vec<_>>()
-            .iter()
-            .map(|weights| refit(weights))
-            .collect();
+        let mut boot: Vec<f64> = resamples(runs.len()).iter().map(|w| refit(w)).collect();
         boot.sort_by(f64::total_cmp);
         let bootstrap = (quantile(&boot, QUANTILES.0), quantile(&boot, QUANTILES.1));
-        let repeated = repeated.map(|(first, again)| {
-            let alone = |index: usize| {
-                let mut weights = vec![0.0; runs.len()];
-                weights[index] = 1.0;
-                refit(&weights)
-            };
-            (alone(first), alone(again))
-        });
+        let alone = |index: usize| {
+            let mut weights = vec![0.0; runs.len()];
+            weights[index] = 1.0;
+            refit(&weights)
+        };
+        let repeated = repeated.map(|(first, again)| (alone(first), alone(again)));
         let (mut faster, mut slower) = bootstrap;
         if let Some((first, again)) = repeated {
             slower = slower.max(first).max(again);
@@ -141,6 +127,21 @@ fn percent_slower(factor: f64) -> String {
 /// A factor on every time, to two decimals: `×1.08`.
 fn factor(value: f64) -> String {
     format!("×{value:.2}")
+}
+
+/// [`REPLICATES`] bootstrap resamples of `n` runs, each as how many times it takes each run
+/// (from [`SEED`]: the same resamples every time).
+fn resamples(n: usize) -> Vec<Vec<f64>> {
+    let mut rng = SimRng::seed_from_u64(SEED);
+    (0..REPLICATES)
+        .map(|_| {
+            let mut weights = vec![0.0; n];
+            for _ in 0..n {
+                weights[rng.random_range(0..n)] += 1.0;
+            }
+            weights
+        })
+        .collect()
 }
 
 /// The factors each run is simulated at, ascending, 1 among them.

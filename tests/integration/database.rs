@@ -15,8 +15,10 @@ use shardsim::calibrate::fit::{self, Observation};
 
 use crate::common::{shardsim, stderr};
 
-/// The tests share the servers and one schema name: one at a time.
-static SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The tests of one server share it and one schema name: one at a time on each server (the
+/// two servers' tests overlap: their loads share the cores, which the tests allow for).
+static POSTGRES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static MARIADB: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Which database a test server is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,17 +37,15 @@ struct Server {
 impl Server {
     /// The test server of `kind`, or `None` (the test is skipped, and says so).
     fn of(kind: Kind, test: &str) -> Option<Server> {
-        let variable = match kind {
-            Kind::Postgres => "SHARDSIM_TEST_DB",
-            Kind::MariaDb => "SHARDSIM_TEST_MYSQL",
+        let (variable, turn) = match kind {
+            Kind::Postgres => ("SHARDSIM_TEST_DB", &POSTGRES),
+            Kind::MariaDb => ("SHARDSIM_TEST_MYSQL", &MARIADB),
         };
         match std::env::var(variable) {
             Ok(conn) if !conn.is_empty() => Some(Server {
                 kind,
                 conn,
-                _turn: SERVER
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                _turn: turn.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
             }),
             // In CI a missing server is a failure: .ci/run starts one, and a test that passes
             // without it would hide a failed install.
