@@ -445,7 +445,7 @@ fn a_calibrations_spread_is_answered_at_both_ends_and_the_plan_takes_the_most_ro
     let dir = tempfile::tempdir().unwrap();
     // Every time of the machine 0.7× to 1.3× as fitted: the slow end's CPU queue is longer, the
     // fast end's shorter, and the answer is the slow end's.
-    let (ok, plan) = plan_over_spread(dir.path(), "slower = 1.3\nfaster = 0.7", "6000");
+    let (ok, plan) = plan_over_spread(dir.path(), "slower = 1.3\nfaster = 0.7", "7000");
     assert!(ok, "{plan}");
     let spread = &plan["spread"];
     let answer = |end: &str| spread[end].as_u64().unwrap();
@@ -454,8 +454,9 @@ fn a_calibrations_spread_is_answered_at_both_ends_and_the_plan_takes_the_most_ro
         answer("answer_as_fitted"),
         answer("answer_at_slower"),
     );
-    assert!(fast <= fitted && fitted <= slow, "{spread}");
-    assert_eq!(plan["answer_shards"].as_u64().unwrap(), slow.max(fitted));
+    // At 7,000/s the slow end's core is 91% busy and needs far more rows than as fitted.
+    assert!(fast <= fitted && fitted < slow, "{spread}");
+    assert_eq!(plan["answer_shards"].as_u64().unwrap(), slow);
     // At 8,500/s the fitted machine (10,000/s) keeps up and the slow end (7,692/s) cannot: no
     // row count is enough, whatever the fitted one says.
     let (ok, plan) = plan_over_spread(dir.path(), "slower = 1.3\nfaster = 0.7", "8500");
