@@ -452,12 +452,7 @@ fn spread_of(machine: &Machine, runs: &Runs, durable: bool) -> Option<Spread> {
         .closed
         .iter()
         .position(|(load, _)| *load == runs.again.0);
-    let observations: Vec<Observation> = runs
-        .closed
-        .iter()
-        .chain(std::iter::once(&runs.again))
-        .map(|(load, m)| observation(load, m, durable))
-        .collect();
+    let observations = runs.closed_observations(durable);
     let again = observations.len() - 1;
     Spread::fit(machine, &observations, first.map(|first| (first, again)))
 }
@@ -470,6 +465,17 @@ struct Runs {
     open: Vec<(Load, Measured)>,
     /// The first closed loop measured again at the end.
     again: (Load, Measured),
+}
+
+impl Runs {
+    /// The closed loops as the fit sees them, the loop measured again last.
+    fn closed_observations(&self, durable: bool) -> Vec<Observation> {
+        self.closed
+            .iter()
+            .chain(std::iter::once(&self.again))
+            .map(|(load, m)| observation(load, m, durable))
+            .collect()
+    }
 }
 
 /// Measures the design's closed loops, then its open streams, then one loop again.
@@ -519,12 +525,7 @@ fn measure_all(
 /// loops with more clients than the design's, the page's scan to every closed loop, then the
 /// idle connection's cost to the open streams.
 fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
-    let observations: Vec<Observation> = runs
-        .closed
-        .iter()
-        .chain(std::iter::once(&runs.again))
-        .map(|(load, m)| observation(load, m, durable))
-        .collect();
+    let observations = runs.closed_observations(durable);
     let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = observations
         .into_iter()
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
