@@ -26,13 +26,15 @@ use crate::scenario::{Overrides, Scenario};
 use crate::stats::WaitSummary;
 use crate::sweep;
 
+use nelder_mead::{Budget, nelder_mead, restart_while_improving};
+
+mod nelder_mead;
+
 /// Commits each run's simulation aims for per evaluation: enough for its p99 (200 above it)
 /// at a cost that does not grow with the measured throughput.
 const SIMULATED_COMMITS: f64 = 20_000.0;
 /// Simulated seconds per run and evaluation, at the least and at the most.
 const SIMULATED_S: (f64, f64) = (0.25, 1.5);
-/// Searches the fit may restart from its best point while they still improve it.
-const MAX_RESTARTS: usize = 6;
 /// Smallest value a fitted time may take, ms (the logarithms need a floor).
 const FLOOR_MS: f64 = 1e-5;
 /// The share of the flush its leader's CPU takes when the search for a flush that queues
@@ -42,7 +44,7 @@ const QUEUED_FLUSH_SHARE: f64 = 0.4;
 const MIN_CPU_SHARE: f64 = 1e-3;
 const MAX_CPU_SHARE: f64 = 0.95;
 /// What a pass of the machine's search may spend: 300 evaluations, and it ends early when its
-/// best misfit fell by less than [`STALL_GAIN`] of itself over the last 100 (the simulated
+/// best misfit fell by less than [`STALL_GAIN`](nelder_mead::STALL_GAIN) of itself over the last 100 (the simulated
 /// runs' misfit moves in small steps — counts and quantiles — and a simplex among them crawls
 /// without gaining: on nine calibrations' runs here the closed loops' fit took 23% less time,
 /// its misfit within 0.5% of before on eight and 5% above on the ninth).
@@ -56,9 +58,6 @@ const IDLE_BUDGET: Budget = Budget {
     evaluations: 150,
     stall_window: None,
 };
-/// The share of its misfit a pass must gain over its stall window to go on, and a restart to
-/// be followed by another.
-const STALL_GAIN: f64 = 1e-3;
 /// The weight of an open stream's p99 in the idle connection's fit when the simulated one is
 /// below the measured one (above it, 1). The model has no stalls of the machine, and a stall
 /// only ever raises a measured tail: one calibration here measured its three streams' p99 at
@@ -675,7 +674,7 @@ impl<'a> Search<'a> {
     }
 
     /// The search restarted from its best point — a new, smaller simplex escapes a collapsed
-    /// one — while that still improves the fit by more than [`STALL_GAIN`]; the machine it
+    /// one — while that still improves the fit by more than [`STALL_GAIN`](nelder_mead::STALL_GAIN); the machine it
     /// ends at and its misfit.
     fn finish(mut self) -> (Machine, f64) {
         (self.best, self.cost) = restart_while_improving(
@@ -866,139 +865,6 @@ fn open_misfit(simulated: &Observation, measured: &Observation) -> f64 {
     log_error(simulated.tps, measured.tps).powi(2)
         + log_error(simulated.p50_ms, measured.p50_ms).powi(2)
         + tail_weight * tail.powi(2)
-}
-
-/// Nelder–Mead restarted from the best point so far — a new, smaller simplex escapes a
-/// collapsed one — with first-simplex steps taken in turn from `steps`, at most
-/// [`MAX_RESTARTS`] times and while a restart lowers the misfit by more than [`STALL_GAIN`]
-/// of itself; the best point and its misfit (a restart's lower point is kept even when it
-/// gained less).
-fn restart_while_improving(
-    cost: &dyn Fn(&[f64]) -> f64,
-    (mut best, mut best_cost): (Vec<f64>, f64),
-    steps: &[f64],
-    budget: Budget,
-) -> (Vec<f64>, f64) {
-    for step in steps.iter().cycle().take(MAX_RESTARTS) {
-        let (next, next_cost) = nelder_mead(cost, &best, *step, budget);
-        let improved = next_cost < best_cost * (1.0 - STALL_GAIN);
-        if next_cost < best_cost {
-            (best, best_cost) = (next, next_cost);
-        }
-        if !improved {
-            break;
-        }
-    }
-    (best, best_cost)
-}
-
-/// What one pass of a search may spend.
-#[derive(Debug, Clone, Copy)]
-struct Budget {
-    /// Evaluations of the misfit at the most.
-    evaluations: usize,
-    /// Evaluations over which the best misfit must fall by [`STALL_GAIN`] of itself for the
-    /// pass to go on; `None`: it goes on to its end.
-    stall_window: Option<usize>,
-}
-
-/// Minimises `cost` from `start` with the Nelder–Mead simplex (standard coefficients), the
-/// first simplex `step` away along each axis; stops when `budget` is spent or stalls, or when
-/// the simplex's costs agree to 1e-9. The best point and its cost.
-fn nelder_mead(
-    cost: &dyn Fn(&[f64]) -> f64,
-    start: &[f64],
-    step: f64,
-    budget: Budget,
-) -> (Vec<f64>, f64) {
-    let n = start.len();
-    let mut simplex: Vec<(Vec<f64>, f64)> = (0..=n)
-        .map(|i| {
-            let mut point = start.to_vec();
-            if i > 0 {
-                point[i - 1] += step;
-            }
-            let value = cost(&point);
-            (point, value)
-        })
-        .collect();
-    let mut evaluations = n + 1;
-    // The evaluations and the best cost when the current stall window began.
-    let mut window = (
-        evaluations,
-        simplex.iter().map(|v| v.1).fold(f64::INFINITY, f64::min),
-    );
-    while evaluations < budget.evaluations {
-        simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
-        if simplex[n].1 - simplex[0].1 < 1e-9 {
-            break;
-        }
-        if let Some(stall_window) = budget.stall_window
-            && evaluations - window.0 >= stall_window
-        {
-            if simplex[0].1 > window.1 * (1.0 - STALL_GAIN) {
-                break;
-            }
-            window = (evaluations, simplex[0].1);
-        }
-        evaluations += simplex_step(cost, &mut simplex);
-    }
-    simplex.sort_by(|a, b| a.1.total_cmp(&b.1));
-    simplex.swap_remove(0)
-}
-
-/// One Nelder–Mead step on a simplex sorted by cost (best first): reflect the worst vertex
-/// through the others' centroid, then expand, accept, contract or shrink. Returns the
-/// evaluations of `cost` it made.
-fn simplex_step(cost: &dyn Fn(&[f64]) -> f64, simplex: &mut [(Vec<f64>, f64)]) -> usize {
-    let n = simplex.len() - 1;
-    let centroid: Vec<f64> = (0..n)
-        .map(|d| simplex[..n].iter().map(|(p, _)| p[d]).sum::<f64>() / n as f64)
-        .collect();
-    let worst = simplex[n].0.clone();
-    let along = |t: f64| -> Vec<f64> {
-        centroid
-            .iter()
-            .zip(&worst)
-            .map(|(c, w)| c + t * (c - w))
-            .collect()
-    };
-    let reflected = along(1.0);
-    let reflected_cost = cost(&reflected);
-    if reflected_cost < simplex[0].1 {
-        let expanded = along(2.0);
-        let expanded_cost = cost(&expanded);
-        simplex[n] = if expanded_cost < reflected_cost {
-            (expanded, expanded_cost)
-        } else {
-            (reflected, reflected_cost)
-        };
-        return 2;
-    }
-    if reflected_cost < simplex[n - 1].1 {
-        simplex[n] = (reflected, reflected_cost);
-        return 1;
-    }
-    let contracted = along(if reflected_cost < simplex[n].1 {
-        0.5
-    } else {
-        -0.5
-    });
-    let contracted_cost = cost(&contracted);
-    if contracted_cost < simplex[n].1.min(reflected_cost) {
-        simplex[n] = (contracted, contracted_cost);
-        return 2;
-    }
-    let best = simplex[0].0.clone();
-    for vertex in simplex.iter_mut().skip(1) {
-        vertex.0 = best
-            .iter()
-            .zip(&vertex.0)
-            .map(|(b, v)| b + 0.5 * (v - b))
-            .collect();
-        vertex.1 = cost(&vertex.0);
-    }
-    2 + n
 }
 
 #[cfg(test)]
