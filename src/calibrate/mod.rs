@@ -255,7 +255,10 @@ impl StalledStream {
 impl Design {
     /// The runs, in the order they are made: one row at each client count and at as many
     /// clients as an open stream has connections ([`HERD_CLIENTS`]), then many rows, then the
-    /// middle row counts at the most clients (they separate CPU from flush).
+    /// middle row counts at the most clients (they separate CPU from flush), and the largest
+    /// of them at [`HERD_CLIENTS`] too: several rows whose waiters outnumber the cores many
+    /// times, where the holders share the cores with everything else and a release scans the
+    /// rows' page for the waiters of the others.
     pub fn loads(&self) -> Vec<Load> {
         let load = |rows: u32, clients: u32| Load {
             rows,
@@ -272,9 +275,14 @@ impl Design {
         if self.max_rows > 1 {
             loads.extend(self.clients.iter().map(|&c| load(self.max_rows, c)));
             let mut middle = 4;
+            let mut largest_middle = None;
             while middle < self.max_rows {
                 loads.push(load(middle, most));
+                largest_middle = Some(middle);
                 middle *= 4;
+            }
+            if let Some(rows) = largest_middle.filter(|_| most < HERD_CLIENTS) {
+                loads.push(load(rows, HERD_CLIENTS));
             }
         }
         loads
@@ -315,6 +323,26 @@ impl Design {
         [load(light), load((light * heavy).sqrt()), load(heavy)]
     }
 
+    /// The middle row counts' runs in words (none when `max_rows` is 4 or fewer).
+    fn middle_rows(&self) -> String {
+        let most = self.clients.iter().copied().max().unwrap_or(1);
+        let loads = self.loads();
+        let Some(herd) = loads
+            .iter()
+            .find(|load| load.rows > 1 && load.rows < self.max_rows && load.clients > most)
+        else {
+            return if self.max_rows > 4 {
+                format!(", then the row counts between at {most}")
+            } else {
+                String::new()
+            };
+        };
+        format!(
+            ", then the row counts between at {most} and {} rows at {}",
+            herd.rows, herd.clients
+        )
+    }
+
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
         let closed = self.loads().len() + 1;
@@ -338,14 +366,7 @@ impl Design {
             } else {
                 String::new()
             },
-            if self.max_rows > 4 {
-                format!(
-                    ", then the row counts between at {}",
-                    self.clients.iter().max().unwrap_or(&1)
-                )
-            } else {
-                String::new()
-            },
+            self.middle_rows(),
             100.0 * LIGHT_SHARE,
             100.0 * HEAVY_SHARE,
             self.max_rows,
@@ -523,16 +544,14 @@ fn measure_all(
 /// Fits the machine to the runs: the rows, CPU and flush to the closed loops (the loop
 /// measured twice fitted twice, so the fit sits between its two measurements), the herd to the
 /// loops with more clients than the design's, the page's scan to every closed loop, then the
-/// idle connection's cost to the open streams.
+/// idle connection's cost to the open streams (the cores fitted both ways:
+/// [`fit::fit_closed_loops`]).
 fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
     let observations = runs.closed_observations(durable);
     let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = observations
         .into_iter()
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
-    let (machine, _) = fit::fit_with_cores(&observations, design.cores, durable);
-    let machine = fit::fit_herd(&machine, &observations, &herd_runs);
-    let all: Vec<Observation> = observations.iter().chain(&herd_runs).copied().collect();
-    let machine = fit::fit_page_scan(&machine, &all);
+    let machine = fit::fit_closed_loops(&observations, &herd_runs, design.cores, durable);
     let streams: Vec<(OpenStream, Observation)> = runs
         .open
         .iter()

@@ -16,8 +16,19 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
             .describe()
             .contains("then the row counts between at 32")
     );
-    // One row at 1, 32 and 64 clients (the herd), 64 rows at 1 and 32, then 4 and 16.
-    assert_eq!(design(64).loads().len(), 3 + 2 + 2);
+    // One row at 1, 32 and 64 clients (the herd), 64 rows at 1 and 32, then 4 and 16 rows,
+    // and 16 rows at 64.
+    assert_eq!(design(64).loads().len(), 3 + 2 + 2 + 1);
+    let many_waiters = design(64).loads()[7];
+    assert_eq!(
+        (many_waiters.rows, many_waiters.clients),
+        (16, HERD_CLIENTS)
+    );
+    assert!(
+        design(64)
+            .describe()
+            .contains("then the row counts between at 32 and 16 rows at 64")
+    );
     assert!(!design(4).describe().contains("row counts between"));
     assert_eq!(design(4).loads().len(), 3 + 2);
     let herd = (design(4).loads()[2].rows, design(4).loads()[2].clients);
@@ -28,6 +39,14 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
         ..design(4)
     };
     assert_eq!(to_64.loads().len(), 2 + 2, "64 clients are a count already");
+    let to_64_many = Design {
+        clients: vec![1, 64],
+        ..design(64)
+    };
+    assert!(
+        to_64_many.loads().iter().all(|load| load.clients <= 64),
+        "no run beyond 64 clients when they are a count already"
+    );
     assert!(!to_64.describe().contains("the herd"));
     // The busiest loop is measured again at the end, and the plan says so.
     assert_eq!(
@@ -35,7 +54,7 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
         (64, 32)
     );
     assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
-    assert!(design(64).describe().starts_with("11 runs"));
+    assert!(design(64).describe().starts_with("12 runs"));
     assert!(
         design(64)
             .describe()

@@ -1,7 +1,8 @@
 //! The cores as a time-slicing scheduler runs them (`[machine] scheduler = "shared"`) and the
 //! CPU of a request before its row (`[machine] request_cpu_ms`): processor sharing against
 //! its exact means (M/M/1-PS, M/D/1-PS, M/M/2-PS), a holder slowed down by the work that
-//! shares its core, hand-computable, and a request's CPU queued with everyone's.
+//! shares its core, hand-computable, a request's CPU queued with everyone's, and the knee of
+//! the shipped pool-size sweep.
 
 use std::fs;
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use shardsim::model::{Arrival, Grant, KeyCounts, Observer};
 use shardsim::theory;
 
-use crate::common::{on_pipeline, simulate};
+use crate::common::{csv_column, on_pipeline, repo, shardsim, simulate, stderr};
 
 /// Each update's wait for its row and its response (no time outside the database: its
 /// commit), by arrival.
@@ -165,4 +166,52 @@ fn a_request_cancelled_during_its_cpu_leaves_and_is_told_once() {
     let client = run.extended.as_ref().unwrap().client.as_ref().unwrap();
     assert_eq!((client.counts.likes, client.counts.timeouts), (200, 200));
     assert_eq!(run.completed, 0, "no cancelled request reaches its row");
+}
+
+#[test]
+fn the_pool_size_sweep_shows_the_knee() {
+    // The shipped sweep (8 rows at 40,000/s on 16 shared cores): throughput climbs to its
+    // best at 32 connections and falls with every doubling beyond, to under a quarter of it at
+    // 512, where the requests under way share the cores with the rows' holders; 32 is the only
+    // pool that meets p99 ≤ 20 ms.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = shardsim(
+        &repo(""),
+        &[
+            "run",
+            "scenarios/sweeps/pool-size.toml",
+            "--no-fail",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
+    let pools = csv_column(&summary, "pool.size");
+    let throughput: Vec<f64> = csv_column(&summary, "throughput_per_s")
+        .iter()
+        .map(|value| value.parse().unwrap())
+        .collect();
+    let best = (0..throughput.len())
+        .max_by(|&a, &b| throughput[a].total_cmp(&throughput[b]))
+        .unwrap();
+    assert_eq!(pools[best], "32", "{pools:?} {throughput:?}");
+    assert!(throughput[0] < 0.6 * throughput[best], "{throughput:?}");
+    assert!(
+        throughput[best..].windows(2).all(|pair| pair[1] < pair[0]),
+        "{throughput:?}"
+    );
+    assert!(
+        *throughput.last().unwrap() < 0.25 * throughput[best],
+        "{throughput:?}"
+    );
+    let sweep = fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let meets: Vec<String> = csv_column(&sweep, "pool.size")
+        .into_iter()
+        .zip(csv_column(&sweep, "recommended_shards"))
+        .filter(|(_, shards)| !shards.is_empty())
+        .map(|(pool, _)| pool)
+        .collect();
+    assert_eq!(meets, ["32"]);
 }

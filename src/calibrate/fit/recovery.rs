@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::cores::Scheduler;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -18,6 +19,8 @@ fn truth(grant_order: GrantOrder) -> Machine {
         page_scan_cpu_ms: 0.0,
         cpu_ms: 0.04,
         cores: 1,
+        scheduler: Scheduler::Fifo,
+        request_cpu_ms: 0.0,
         flush_ms: Some(0.08),
         flush_cpu_ms: 0.0,
         overhead_ms: 0.1,
@@ -323,14 +326,62 @@ fn the_fit_finds_how_many_cores_the_server_has() {
     // the truth's, with every run reproduced (throughput within 3%).
     let truth = Machine {
         cores: 2,
+        scheduler: Scheduler::Fifo,
+        request_cpu_ms: 0.0,
         cpu_ms: 0.08,
         flush_ms: None,
         ..truth(GrantOrder::Fifo)
     };
     let observations = observe(&truth);
-    let (fitted, _) = fit_with_cores(&observations, 4, false);
+    let fitted = fit_closed_loops(&observations, &[], 4, false);
     assert_eq!(fitted.cores, 2, "{fitted:?}");
+    assert_eq!(fitted.scheduler, Scheduler::Fifo, "{fitted:?}");
     predicts_like(&fitted, &truth, &observations, (0.03, 0.1));
+}
+
+#[test]
+#[ignore = "slow (2-3 min of fitting): .ci/run runs it with --ignored"]
+fn cores_shared_by_all_the_work_are_told_apart_from_a_line_for_them() {
+    // A server whose two cores are time-sliced among everything ready to run, each request
+    // needing 0.05 ms of CPU before its row (a load driver on the same machine) and every
+    // release scanning the rows' page for the waiters of the others, measured as calibrate
+    // measures it (one row and 16 rows at 64 clients among the runs): the fit must keep the
+    // shared cores, and reproduce every run, those with many waiters among them.
+    let truth = Machine {
+        cores: 2,
+        scheduler: Scheduler::Shared,
+        request_cpu_ms: 0.05,
+        cpu_ms: 0.06,
+        page_scan_cpu_ms: 0.002,
+        flush_ms: None,
+        ..truth(GrantOrder::Fifo)
+    };
+    let observations = observe(&truth);
+    let herd_runs = [measure(&truth, 1, 64), measure(&truth, 16, 64)];
+    let fitted = fit_closed_loops(&observations, &herd_runs, 2, false);
+    assert_eq!(fitted.scheduler, Scheduler::Shared, "{fitted:?}");
+    let all: Vec<Observation> = observations.iter().chain(&herd_runs).copied().collect();
+    // Every run within 8% (the shared search is one pass from the first come, first served
+    // machine: 64 rows at 16 clients 5.4% off when written) but those the page's scan moves
+    // most (4 rows at 32 clients and 16 at 64, 12% and 7% off): the scan is fitted after the
+    // rest, which is held, and the rest has already taken part of it.
+    for measured in &all {
+        let seconds = simulated_seconds(measured.tps);
+        let predicted = fitted.simulate(measured.rows, measured.clients, seconds);
+        let true_run = truth.simulate(measured.rows, measured.clients, seconds);
+        let off = |a: f64, b: f64| (a / b - 1.0).abs();
+        let within = if measured.rows > 1 && measured.rows < 64 {
+            0.15
+        } else {
+            0.08
+        };
+        assert!(
+            off(predicted.tps, true_run.tps) < within
+                && off(predicted.p50_ms, true_run.p50_ms) < within
+                && off(predicted.p99_ms, true_run.p99_ms) < within.max(0.15),
+            "{predicted:?} against {true_run:?}\n{fitted:?}"
+        );
+    }
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::cores::Scheduler;
 
 /// The closed loops one calibration measured on this machine's PostgreSQL 15 with durable
 /// commits (2026-12-02, its `calibration.csv`): rows, clients, updates a second, median
@@ -104,6 +105,8 @@ fn herds_fitted_to_runs_a_rounding_apart_predict_the_same_loops() {
         page_scan_cpu_ms: 0.0,
         cpu_ms: 0.025384,
         cores: 1,
+        scheduler: Scheduler::Fifo,
+        request_cpu_ms: 0.0,
         flush_ms: None,
         flush_cpu_ms: 0.0,
         overhead_ms: 0.053779,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::cores::Scheduler;
 use crate::model::machine::GrantOrder;
 use rand_distr::{Distribution, Normal};
 
@@ -13,6 +14,8 @@ fn truth() -> Machine {
         page_scan_cpu_ms: 0.0,
         cpu_ms: 0.04,
         cores: 1,
+        scheduler: Scheduler::Fifo,
+        request_cpu_ms: 0.0,
         flush_ms: Some(0.06),
         flush_cpu_ms: 0.0,
         overhead_ms: 0.08,

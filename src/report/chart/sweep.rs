@@ -241,6 +241,12 @@ impl SweepLineFigure<'_> {
                 Mark::Line(PALETTE[i % PALETTE.len()]),
             );
         }
+        if self.rows.iter().any(|r| r.recommended.is_none()) {
+            legend.add(
+                "no simulated shard count meets the target (in the policy's colour)".to_owned(),
+                Mark::Cross(BLACK),
+            );
+        }
         let (plot_area, legend_area) = legend.split(root);
         let counts: Vec<u32> = self.rows.iter().filter_map(|r| r.recommended).collect();
         // Powers of two one step around the recommendations, and a row named "none" above
@@ -293,7 +299,7 @@ impl SweepLineFigure<'_> {
     }
 
     /// Policy number `i` of `count`: its recommended counts over the swept `values`, and a
-    /// labelled cross on the `none_row` where none of its counts meets the target.
+    /// cross on the `none_row` where none of its counts meets the target.
     fn draw_policy<DB: DrawingBackend>(
         &self,
         chart: &mut SweepPlot<'_, DB>,
@@ -327,7 +333,8 @@ impl SweepLineFigure<'_> {
                     .map(|p| Circle::new(p, 6 + 4 * wider, colour.filled())),
             )?;
             // A configuration where no simulated shard count meets the target: a cross on the
-            // "none" row, labelled, in the policy's colour (stacked when several policies miss).
+            // "none" row in the policy's colour (stacked when several policies miss), told once
+            // in the legend: a label at every cross runs into its neighbours'.
             let top = none_row - 0.12 * i as f64;
             for (x, value) in values.iter().enumerate() {
                 let unmet = self.rows.iter().any(|r| {
@@ -336,13 +343,7 @@ impl SweepLineFigure<'_> {
                 if unmet {
                     let at = (SegmentValue::CenterOf(x as i32), top);
                     chart.draw_series(std::iter::once(
-                        EmptyElement::at(at)
-                            + Cross::new((0, 0), 9, colour.stroke_width(3))
-                            + Text::new(
-                                "no simulated count meets the target",
-                                (16, -9),
-                                (FONT, 18).into_font().color(&colour),
-                            ),
+                        EmptyElement::at(at) + Cross::new((0, 0), 9, colour.stroke_width(3)),
                     ))?;
                 }
             }
