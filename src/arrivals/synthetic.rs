@@ -1,5 +1,5 @@
 //! Synthetic likes: Poisson arrival times over the scenario's rate profile (see
-//! [`super::clock`]), each with its key, user, hold and slot draws.
+//! `arrivals::clock`), each with its key, user, hold and slot draws.
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Zipf};

@@ -498,7 +498,7 @@ fn run_fit_scenario(text: &str) -> ShardRun {
 const TPS_WEIGHT: f64 = 3.0;
 
 /// How far `simulated` is from `measured`: squared log errors of throughput (weighted
-/// [`TPS_WEIGHT`]), median and p99 response, and of the syncs per commit when both know them.
+/// `TPS_WEIGHT`), median and p99 response, and of the syncs per commit when both know them.
 pub fn misfit(simulated: &Observation, measured: &Observation) -> f64 {
     let mut sum = TPS_WEIGHT * log_error(simulated.tps, measured.tps).powi(2)
         + 0.5 * log_error(simulated.p50_ms, measured.p50_ms).powi(2)
@@ -578,7 +578,7 @@ pub fn grant_order_of(observations: &[Observation]) -> GrantOrder {
 /// server's, and its misfit: each core count (halving down to 1) searched once from each of
 /// [`WAKE_GUESSES_MS`] (a first pass), and only the searches of the count whose first passes
 /// ended lowest go on. With durable commits a flush whose leader queues for a core before its
-/// write is searched too, from that count's best first pass with [`QUEUED_FLUSH_SHARE`] of its
+/// write is searched too, from that count's best first pass with `QUEUED_FLUSH_SHARE` of its
 /// flush moved to the CPU: any CPU in the flush puts it behind the queue on the cores, a change
 /// of structure rather than of a number, which a search from one cannot reach by small steps
 /// from the other. When its first pass ends below theirs it alone is finished; otherwise
@@ -626,7 +626,7 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
 
 /// `fitted` (the machine [`fit_with_cores`] found, first come, first served) on the server's
 /// `cores` shared among all the work ready to run, with a request's CPU before its row
-/// ([`SHARED_REQUEST_SHARE`] of the update's to start), searched from there to best match
+/// (`SHARED_REQUEST_SHARE` of the update's to start), searched from there to best match
 /// `observations`; and its misfit. A change of structure, not of a number: the search
 /// starts from the fitted machine so that the two are told apart by the runs, not by where
 /// each search happened to stop. One pass, not restarted: it starts from a finished machine,
@@ -715,7 +715,7 @@ fn finish_best(searches: Vec<Search>) -> (Machine, f64) {
         .expect("at least one start")
 }
 
-/// Simulated seconds for a run measured at `tps`: about [`SIMULATED_COMMITS`] commits.
+/// Simulated seconds for a run measured at `tps`: about `SIMULATED_COMMITS` commits.
 pub fn simulated_seconds(tps: f64) -> f64 {
     (SIMULATED_COMMITS / tps.max(1.0)).clamp(SIMULATED_S.0, SIMULATED_S.1)
 }
@@ -805,7 +805,7 @@ const HERD_STEP: f64 = 0.02;
 /// `herd_runs` together: one row at more clients than `most`, where a release wakes more
 /// waiters than in any fitted run. Without such a run the machine is kept (no measurement
 /// sees the herd). Searched on a fixed grid of shares
-/// ([`HERD_STEPS`]), the one nearest none on a tie: the simulated runs move in small steps
+/// (`HERD_STEPS`), the one nearest none on a tie: the simulated runs move in small steps
 /// as a term moves, so a search that follows the misfit's slope stops at the first step.
 pub fn fit_herd(
     machine: &Machine,
@@ -845,7 +845,7 @@ fn page_scan_candidates() -> impl Iterator<Item = f64> {
 /// several rows and more clients than rows are the ones it moves (one row has no other rows;
 /// one client per row, no waiters). None unless some value fits better than none: a server
 /// that keeps a line per row, as PostgreSQL does, keeps none. Searched on a fixed grid
-/// ([`page_scan_candidates`]), for the reason [`fit_herd`] is.
+/// (`page_scan_candidates`), for the reason [`fit_herd`] is.
 pub fn fit_page_scan(machine: &Machine, runs: &[Observation]) -> Machine {
     let moved = runs
         .iter()
@@ -891,7 +891,7 @@ pub fn fit_page_scan(machine: &Machine, runs: &[Observation]) -> Machine {
 /// Steps of [`fit_page_scan`]'s golden-section search: a factor of 2 narrowed to 0.3%.
 const PAGE_SCAN_REFINEMENTS: usize = 12;
 
-/// Simulated seconds for an open stream of `rate_per_s`: about [`SIMULATED_COMMITS`] commits.
+/// Simulated seconds for an open stream of `rate_per_s`: about `SIMULATED_COMMITS` commits.
 pub fn open_simulated_seconds(rate_per_s: f64) -> f64 {
     (SIMULATED_COMMITS / rate_per_s.max(1.0)).clamp(OPEN_SIMULATED_S.0, OPEN_SIMULATED_S.1)
 }

@@ -171,7 +171,7 @@ impl Steadiness {
         self.again_tps / self.first_tps.max(1.0) - 1.0
     }
 
-    /// Whether the move is within [`STEADY_WITHIN`].
+    /// Whether the move is within `STEADY_WITHIN`.
     pub fn is_steady(&self) -> bool {
         self.moved().abs() <= STEADY_WITHIN
     }
@@ -201,7 +201,7 @@ impl Steadiness {
 }
 
 /// The lightest open stream of a calibration, when its tail says the machine stalled while it
-/// was measured (its p99 more than [`STALLED_TAIL`] times its median).
+/// was measured (its p99 more than `STALLED_TAIL` times its median).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StalledStream {
     /// The stream's rate, requests a second.
@@ -300,8 +300,8 @@ impl Design {
     }
 
     /// The open streams measured after the closed loops, over the most rows: a light one at
-    /// [`LIGHT_SHARE`] of the best throughput `closed` measured on one row, a heavy one at
-    /// [`HEAVY_SHARE`] of the best of all, and one at the geometric mean of the two.
+    /// `LIGHT_SHARE` of the best throughput `closed` measured on one row, a heavy one at
+    /// `HEAVY_SHARE` of the best of all, and one at the geometric mean of the two.
     pub fn open_loads(&self, loads: &[Load], closed: &[Measured]) -> [Load; OPEN_STREAMS] {
         let best = |rows: Option<u32>| {
             loads
@@ -644,7 +644,7 @@ impl Calibration {
     }
 
     /// The lightest open stream, when the machine stalled while it was measured so that the
-    /// fit takes the stalls (its steady p99 more than [`STALLED_TAIL`] times its median).
+    /// fit takes the stalls (its steady p99 more than `STALLED_TAIL` times its median).
     pub fn stalled_stream(&self) -> Option<StalledStream> {
         let (rate_per_s, lightest) = self
             .runs

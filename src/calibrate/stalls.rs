@@ -22,7 +22,7 @@ const STALL_FACTOR: f64 = 20.0;
 /// The 0.99 quantile of the standard normal distribution.
 pub(super) const Z_99: f64 = 2.326_347_874_040_840_8;
 
-/// The sends and commits of one run, counted per bucket of [`BUCKET_NS`] since its start;
+/// The sends and commits of one run, counted per bucket of `BUCKET_NS` since its start;
 /// shared by the run's connections.
 #[derive(Debug)]
 pub struct Timeline {

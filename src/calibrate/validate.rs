@@ -373,7 +373,7 @@ pub struct Validation {
     pub one_row_peak: f64,
     /// Every point.
     pub points: Vec<Point>,
-    /// The planner's question: one stream at [`PLANNER_LOAD`] of one row's peak over
+    /// The planner's question: one stream at `PLANNER_LOAD` of one row's peak over
     /// [`PLANNER_ROWS`], measured and predicted.
     pub planner: Vec<Point>,
 }
@@ -547,7 +547,7 @@ fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
     closed.into_iter().chain(open).collect()
 }
 
-/// The planner's question's loads: one open stream at [`PLANNER_LOAD`] of one row's peak over
+/// The planner's question's loads: one open stream at `PLANNER_LOAD` of one row's peak over
 /// each of [`PLANNER_ROWS`].
 fn planner_loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
     PLANNER_ROWS

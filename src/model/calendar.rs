@@ -3,7 +3,7 @@
 //!
 //! Most events of a run come in a few streams that are each scheduled in time order (every
 //! hold's end is "now + a constant hold", every CPU slice's end "now + its demand"…), so the
-//! calendar keeps [`LANES`] first-in-first-out lanes beside a binary heap: an event goes to the
+//! calendar keeps `LANES` first-in-first-out lanes beside a binary heap: an event goes to the
 //! first lane whose last event is not later than it, and only the rest pay for the heap. The
 //! next event is the earliest of the lanes' fronts and the heap's top; the order is exactly
 //! (time, scheduling order) whichever way an event was kept.

@@ -80,7 +80,7 @@ pub struct EngineConfig {
     /// The busiest key, whose rows the time series follows.
     pub hot_key: u32,
     /// The most requests the engine may hold queued on its calendars: past it the shard count
-    /// is saturated, and the engine stops serving (see [`ShardRun::saturated_at`]).
+    /// is saturated, and the engine stops serving (see [`ShardRun::saturated_at`](super::ShardRun::saturated_at)).
     pub queue_limit: u64,
     /// The likes table in front of the rows (the pipeline only).
     pub likes: Option<Arc<super::likes::LikesPlan>>,

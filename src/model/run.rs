@@ -46,7 +46,7 @@ pub struct ShardRun {
     pub rows_total: u64,
     /// The most rows any key had at the end.
     pub max_key_rows: u32,
-    /// When the queue passed [`EngineConfig::queue_limit`]: from then on nothing was served,
+    /// When the queue passed [`EngineConfig::queue_limit`](super::EngineConfig::queue_limit): from then on nothing was served,
     /// every later arrival counts as waiting, and the waits describe only the updates that took
     /// their rows before (a lower bound of what users would wait).
     pub saturated_at: Option<SimTime>,

@@ -1,5 +1,5 @@
 //! The scenario file as written: serde types mirroring the TOML, every table closed to unknown
-//! fields. [`super::validate`] turns it into a resolved [`super::Scenario`]; the resolved form
+//! fields. `validate` turns it into a resolved [`super::Scenario`]; the resolved form
 //! is written back as this type, with every default filled in.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! Scenarios: what to simulate. A TOML file is parsed into [`file::ScenarioFile`], command-line
-//! [`Overrides`] are applied, and [`validate`] resolves it into a [`Scenario`] in simulation
+//! [`Overrides`] are applied, and `validate` resolves it into a [`Scenario`] in simulation
 //! units (nanoseconds, validated distributions, a scanned trace) — or a one-line
 //! [`InputError`] naming the file, the field and what is allowed.
 

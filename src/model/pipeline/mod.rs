@@ -14,7 +14,7 @@
 //! that every wait is known (the exact core knows them at arrival).
 //!
 //! The clients' behaviours — timeouts and retries, the connection pool and its neighbours,
-//! batching, reads and adaptive row counts — are in [`behaviours`]: there a timeout is decided
+//! batching, reads and adaptive row counts — are in `behaviours`: there a timeout is decided
 //! when its deadline passes, since a wait is no longer known at the send.
 
 mod behaviours;

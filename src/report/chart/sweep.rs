@@ -4,7 +4,7 @@ use super::*;
 use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::coord::types::RangedCoordi32;
 
-/// The sweep's charts (see [`super::grid`]): per policy, a heat map of the recommended shard
+/// The sweep's charts (see [`report::grid`](crate::report::grid)): per policy, a heat map of the recommended shard
 /// count over two swept fields (`sweep`, or `sweep-<policy>` with several policies); over one
 /// swept field, one chart with a line per policy. None for three or more fields (the terminal's
 /// list and `sweep.csv` hold them).
