@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{InputError, clip};
+use crate::report::columns::Feature;
 use crate::report::record::SummaryRecord;
 use crate::scenario::file::CheckTable;
 
@@ -33,30 +34,15 @@ pub const COUNT_COLUMNS: [&str; 5] = [
 // Which way a column may move: declared beside each column, in [`SummaryRecord`].
 pub use crate::report::record::Check as Direction;
 
-/// The compared columns of `summary.csv`, in column order, with their directions. The
-/// behaviour columns (from `amplification` on) are empty for scenarios without the
-/// behaviour, and compared when set.
+/// The compared columns of `summary.csv`, in column order, with their directions. A
+/// feature's columns are missing (or, in an older baseline, empty) for scenarios without the
+/// feature, and compared when set.
 pub fn compared() -> impl Iterator<Item = (&'static str, Direction)> + Clone {
     SummaryRecord::COLUMNS
         .iter()
         .copied()
         .filter(|&(_, check)| check != Direction::Unchecked)
 }
-
-/// Compared columns added after baselines were first written: a baseline without them reads
-/// them as empty, so it still checks the scenarios that do not set them.
-const ADDED_LATER: [&str; 10] = [
-    "cpu_utilization",
-    "fsyncs_per_commit",
-    "repeats_rejected",
-    "insert_wait_p99_ms",
-    "hot_partition_utilization",
-    "like_latency_p99_ms",
-    "drift_max",
-    "stalls",
-    "stalled_s",
-    "wait_p99_without_stalls_ms",
-];
 
 /// The tolerances given on the command line (each overrides the scenario's `[check]`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -235,14 +221,26 @@ pub fn parse_summary(path: &Path, text: &str, swept: &[String]) -> Result<Summar
     Ok(summary)
 }
 
+/// The columns of a baseline's `baseline_header` that this run's `current_header` does not
+/// have: a feature's columns an older baseline wrote empty for a scenario without the feature
+/// (`check` reads them as empty, and says which it ignored).
+pub fn ignored_columns(baseline_header: &str, current_header: &str) -> Vec<String> {
+    let current: Vec<&str> = current_header.split(',').collect();
+    baseline_header
+        .split(',')
+        .filter(|column| !current.contains(column))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Where a summary's columns are: the row's identity and every compared column.
 struct Columns {
     mode: Option<usize>,
     policy: Option<usize>,
     swept: Vec<usize>,
     shards: usize,
-    /// Each compared column's position ([`usize::MAX`]: a column added later, missing from an
-    /// older baseline, read as empty).
+    /// Each compared column's position ([`usize::MAX`]: a feature's column the summary does
+    /// not have, read as empty).
     compared: Vec<(&'static str, usize)>,
 }
 
@@ -279,9 +277,11 @@ impl Columns {
         })?;
         let mut compared = Vec::new();
         for (column, _) in self::compared() {
+            // A feature's column is written only when the run has the feature: missing, it
+            // reads as empty, as an older baseline's empty column does.
             let at = match index(column) {
                 Some(at) => at,
-                None if ADDED_LATER.contains(&column) => usize::MAX,
+                None if Feature::of(column) != Feature::Always => usize::MAX,
                 None => {
                     return Err(at_line_1(format!(
                         "the header has no {column} column; regenerate the baseline with --update"

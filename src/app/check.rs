@@ -81,6 +81,18 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     let current_text = String::from_utf8(current_csv).expect("the summary is UTF-8");
     let current =
         crate::check::parse_summary(Path::new("(this run)"), &current_text, &grid.fields)?;
+    let (baseline, baseline_header) = baseline;
+    let ignored = crate::check::ignored_columns(
+        &baseline_header,
+        current_text.lines().next().unwrap_or_default(),
+    );
+    if !ignored.is_empty() && !args.flags.quiet {
+        eprintln!(
+            "note: {shown} has columns this run does not write, of features it does not have \
+             (--update drops them): {}",
+            ignored.join(", ")
+        );
+    }
     let moves = crate::check::compare(&baseline_path, &baseline, &current, &tolerances)?;
     let outcome = report::check::Outcome {
         scenario: &scenario.name,
@@ -129,7 +141,10 @@ fn refuse_junit_over_inputs(args: &CheckArgs, baseline_path: &Path) -> Result<()
 }
 
 /// The committed baseline, read and parsed.
-fn read_baseline(baseline_path: &Path, grid: &Grid) -> Result<crate::check::Summary, InputError> {
+fn read_baseline(
+    baseline_path: &Path,
+    grid: &Grid,
+) -> Result<(crate::check::Summary, String), InputError> {
     if !baseline_path.exists() {
         return Err(InputError::file(
             baseline_path,
@@ -141,7 +156,11 @@ fn read_baseline(baseline_path: &Path, grid: &Grid) -> Result<crate::check::Summ
         crate::input::MAX_BASELINE_BYTES,
         "the baseline",
     )?;
-    crate::check::parse_summary(baseline_path, &text, &grid.fields)
+    let header = text.lines().next().unwrap_or_default().to_owned();
+    Ok((
+        crate::check::parse_summary(baseline_path, &text, &grid.fields)?,
+        header,
+    ))
 }
 
 /// `--update`: writes this run's summary as the baseline (replacing only a summary).

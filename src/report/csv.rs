@@ -5,6 +5,7 @@ use crate::model::ShardRun;
 use crate::model::time::{fmt_ms, fmt_s};
 use crate::scenario::Scenario;
 
+use super::columns::Feature;
 use super::record::SummaryRecord;
 use super::summary::SummaryRow;
 
@@ -166,19 +167,16 @@ pub fn neighbours_csv(rows: &[SummaryRow]) -> Vec<u8> {
 }
 
 /// Renders `summary.csv`: one row per shard count.
-/// Its columns are the fields of [`SummaryRecord`], the same type the JSON output carries.
+/// Its columns are the fields of [`SummaryRecord`], the same type the JSON output carries,
+/// those of a feature the run lacks left out ([`Feature`]).
 pub fn summary_csv(rows: &[SummaryRow], seed: u64, warmup_s: f64) -> Vec<u8> {
     let records: Vec<csv::StringRecord> = rows
         .iter()
         .map(|row| record_cells(&SummaryRecord::of(row, seed, warmup_s)))
         .collect();
-    // A feature's own columns are written only when the scenario has the feature.
+    // A feature's own columns are written only when the run has the feature.
     let kept: Vec<usize> = (0..SummaryRecord::COLUMNS.len())
-        .filter(|&at| {
-            let (name, _) = SummaryRecord::COLUMNS[at];
-            !SummaryRecord::FEATURE_COLUMNS.contains(&name)
-                || records.iter().any(|record| !record[at].is_empty())
-        })
+        .filter(|&at| Feature::of(SummaryRecord::COLUMNS[at].0).in_any(rows))
         .collect();
     let mut writer = csv::Writer::from_writer(Vec::new());
     write(

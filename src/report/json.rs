@@ -1,12 +1,14 @@
 //! `--format json`: the summary as one JSON document on standard output, for scripts. Its
 //! rows are the same [`SummaryRecord`] type `summary.csv` is written from (an empty cell is
-//! `null`), plus the verdict, so a script sees exactly the CSV's figures.
+//! `null`), plus the verdict, so a script sees exactly the CSV's figures: a feature's fields
+//! only when the run has the feature, as in the CSV.
 
 use serde::Serialize;
 use serde_json::json;
 
 use crate::scenario::Scenario;
 
+use super::columns::Feature;
 use super::record::SummaryRecord;
 use super::summary::{Recommendation, SummaryRow, by_policy};
 
@@ -27,11 +29,18 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String 
         .first()
         .map_or_else(Recommendation::default, |g| g.recommendation);
     let warmup_s = crate::time::ns_to_s(scenario.warmup);
-    let rows_json: Vec<JsonRow> = rows
+    let rows_json: Vec<serde_json::Value> = rows
         .iter()
-        .map(|row| JsonRow {
-            record: SummaryRecord::of(row, scenario.seed, warmup_s),
-            verdict: row.verdict().label(),
+        .map(|row| {
+            let mut value = json!(JsonRow {
+                record: SummaryRecord::of(row, scenario.seed, warmup_s),
+                verdict: row.verdict().label(),
+            });
+            if let Some(fields) = value.as_object_mut() {
+                // As in summary.csv, a feature's fields only when the run has the feature.
+                fields.retain(|name, _| Feature::of(name).in_any(rows));
+            }
+            value
         })
         .collect();
     let mut document = json!({

@@ -23,6 +23,7 @@ pub mod artefacts;
 pub mod burst;
 pub mod chart;
 pub mod check;
+pub mod columns;
 pub mod csv;
 pub mod events;
 pub mod extended;

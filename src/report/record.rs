@@ -273,11 +273,6 @@ fn ms(ns: u64) -> Option<f64> {
 }
 
 impl SummaryRecord {
-    /// Columns written to `summary.csv` only when the scenario has their feature (some row
-    /// has a value); `check` reads a summary with or without them.
-    pub const FEATURE_COLUMNS: &'static [&'static str] =
-        &["stalls", "stalled_s", "wait_p99_without_stalls_ms"];
-
     /// The record of one summary row.
     pub fn of(row: &SummaryRow, seed: u64, warmup_s: f64) -> SummaryRecord {
         let mut record = SummaryRecord::core(row, seed, warmup_s);

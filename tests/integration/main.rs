@@ -5,6 +5,7 @@ mod behaviours;
 mod cli;
 mod clients;
 mod closed;
+mod columns;
 mod commit;
 mod common;
 mod database;
