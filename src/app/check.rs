@@ -87,11 +87,7 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         current_text.lines().next().unwrap_or_default(),
     );
     if !ignored.is_empty() && !args.flags.quiet {
-        eprintln!(
-            "note: {shown} has columns this run does not write, of features it does not have \
-             (--update drops them): {}",
-            ignored.join(", ")
-        );
+        eprintln!("note: {shown} {}", describe_ignored(&ignored));
     }
     let moves = crate::check::compare(&baseline_path, &baseline, &current, &tolerances)?;
     let outcome = report::check::Outcome {
@@ -138,6 +134,35 @@ fn refuse_junit_over_inputs(args: &CheckArgs, baseline_path: &Path) -> Result<()
         }
     }
     Ok(())
+}
+
+/// What the columns a baseline has and this run does not write are: a feature's columns,
+/// named by their features, and any other column by its name.
+fn describe_ignored(ignored: &[String]) -> String {
+    use crate::report::columns::Feature;
+    let mut features: Vec<&str> = Vec::new();
+    let mut others: Vec<&str> = Vec::new();
+    for column in ignored {
+        match Feature::of(column) {
+            Feature::Always => others.push(column),
+            feature if !features.contains(&feature.name()) => features.push(feature.name()),
+            _ => {}
+        }
+    }
+    let mut parts = Vec::new();
+    if !features.is_empty() {
+        parts.push(format!(
+            "has the columns of features this run does not have ({}), read as empty",
+            features.join(", ")
+        ));
+    }
+    if !others.is_empty() {
+        parts.push(format!(
+            "has columns shardsim no longer writes ({}), ignored",
+            others.join(", ")
+        ));
+    }
+    format!("{}; --update drops them", parts.join("; "))
 }
 
 /// The committed baseline, read and parsed.

@@ -356,6 +356,46 @@ mod check {
     }
 
     #[test]
+    fn a_baseline_with_empty_columns_of_features_the_run_lacks_still_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        scenario(dir.path(), 1.0);
+        assert!(check(dir.path(), &["--update"]).status.success());
+        // A baseline written when every column was written: the likes and pool columns empty.
+        let base = fs::read_to_string(dir.path().join("base.csv")).unwrap();
+        let old: Vec<String> = base
+            .lines()
+            .enumerate()
+            .map(|(at, line)| match at {
+                0 => format!("{line},likes,like_connection_wait_p99_ms"),
+                _ => format!("{line},,"),
+            })
+            .collect();
+        fs::write(dir.path().join("base.csv"), old.join("\n") + "\n").unwrap();
+        let output = check(dir.path(), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("matches base.csv exactly"));
+        assert!(
+            stderr(&output).contains(
+                "base.csv has the columns of features this run does not have (likes, pool), \
+                 read as empty; --update drops them"
+            ),
+            "{}",
+            stderr(&output)
+        );
+        // A value where the run has no such feature is a difference, not something to ignore.
+        let filled: Vec<String> = old
+            .iter()
+            .enumerate()
+            .map(|(at, line)| match at {
+                0 => line.clone(),
+                _ => format!("{line}5"),
+            })
+            .collect();
+        fs::write(dir.path().join("base.csv"), filled.join("\n") + "\n").unwrap();
+        assert_eq!(check(dir.path(), &["--strict"]).status.code(), Some(1));
+    }
+
+    #[test]
     fn improvements_pass_unless_strict() {
         let dir = tempfile::tempdir().unwrap();
         scenario(dir.path(), 1.0);
