@@ -258,6 +258,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_fail: bool,
 
+    /// A [sweep]: simulate every shard count of every configuration and write summary.csv and
+    /// timeseries.csv too (by default only the shard counts that decide each configuration's
+    /// answer are simulated, and sweep.csv holds the answers).
+    #[arg(long)]
+    pub every_run: bool,
+
     /// Check the scenario, the slice and the memory and work budgets, say what the run would
     /// simulate, and write nothing (the deploy scripts check a slice this way before
     /// submitting).

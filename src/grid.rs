@@ -10,6 +10,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::answer;
 use crate::error::{Failed, InputError};
 use crate::model::NoEvents;
 use crate::partition::{self, Manifest, Partition};
@@ -38,6 +39,9 @@ pub struct GridRun<'a> {
     pub print: bool,
     /// Exit 0 even when a configuration meets no target (`--no-fail`).
     pub no_fail: bool,
+    /// Simulate every shard count of every configuration and write `summary.csv` and
+    /// `timeseries.csv` (`--every-run`), not only what the answer needs.
+    pub every_run: bool,
 }
 
 /// Simulates `grid` — every configuration, or the units of the run's slice — and writes its
@@ -48,8 +52,17 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
     }
     let held: Vec<&Configuration> = grid.configurations.iter().collect();
     let staging = Staging::prepare(run.out_dir)?;
+    let answer_only = !run.every_run
+        && grid
+            .configurations
+            .iter()
+            .all(|c| answer::can_search(&c.scenario));
     let bar = progress_bar(held.len() as u64, "configurations", run.print);
-    let blocks = simulate_all(grid, &held, &|| bar.inc(1));
+    let blocks = if answer_only {
+        search_all(&held, &|| bar.inc(1))
+    } else {
+        simulate_all(grid, &held, &|| bar.inc(1))
+    };
     bar.finish_and_clear();
     let mut blocks = blocks?;
     let head = head_manifest(
@@ -61,9 +74,15 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
         },
     )?;
     let first = &grid.configurations[0].scenario;
-    let sweep_csv = write_csvs(&staging, &grid.fields, &mut blocks)?;
+    let sweep_csv = if answer_only {
+        let [_, _, sweep_csv] = grid_report::assemble(&grid.fields, &mut blocks);
+        staging.write("sweep.csv", &sweep_csv)?;
+        sweep_csv
+    } else {
+        write_csvs(&staging, &grid.fields, &mut blocks)?
+    };
     staging.write("scenario.toml", scenario_toml(first, run.text).as_bytes())?;
-    let text = finish(&staging, &head, &sweep_csv)?;
+    let text = finish(&staging, &head, &sweep_csv, !answer_only)?;
     staging.commit()?;
     if run.print {
         crate::stdout::print(&text)?;
@@ -195,6 +214,7 @@ pub(crate) fn finish(
     staging: &Staging,
     head: &Manifest,
     sweep_csv: &[u8],
+    every_run: bool,
 ) -> anyhow::Result<String> {
     let rows = grid_report::read_sweep(head.fields.len(), sweep_csv).map_err(anyhow::Error::msg)?;
     let charts = chart::sweep_charts(&head.fields, &rows).map_err(anyhow::Error::msg)?;
@@ -209,7 +229,7 @@ pub(crate) fn finish(
         &head.target,
         Some(head.shard_counts),
     );
-    let page = crate::report::html::render_sweep(&head.scenario, &grid, &charts);
+    let page = crate::report::html::render_sweep(&head.scenario, &grid, &charts, every_run);
     staging.write("report.html", page.as_bytes())?;
     Ok(grid)
 }
@@ -227,6 +247,22 @@ pub fn simulate_all(
             let block = simulate(grid, configuration);
             done();
             block
+        })
+        .collect()
+}
+
+/// Finds the answer of `held` configurations in parallel on the current rayon pool
+/// ([`answer::search`]), calling `done` after each; returns their blocks (`sweep.csv` rows
+/// only) in the order given.
+fn search_all(
+    held: &[&Configuration],
+    done: &(dyn Fn() + Sync),
+) -> Result<Vec<ConfigBlock>, InputError> {
+    held.par_iter()
+        .map(|configuration| {
+            let (block, _) = answer::search(configuration)?;
+            done();
+            Ok(block)
         })
         .collect()
 }

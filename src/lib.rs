@@ -38,6 +38,7 @@
 //! assert_eq!(counter.increment("q", ms(0)).unwrap(), 0);
 //! ```
 
+pub mod answer;
 pub mod app;
 pub mod arrivals;
 pub mod budget;

@@ -92,7 +92,7 @@ pub fn merge(request: &MergeRequest<'_>) -> anyhow::Result<()> {
         return Ok(());
     }
     let sweep_csv = write_merged(&grid, &sources, &mut cursors, &staging)?;
-    let text = crate::grid::finish(&staging, &head, &sweep_csv)?;
+    let text = crate::grid::finish(&staging, &head, &sweep_csv, true)?;
     staging.commit()?;
     if request.print {
         crate::stdout::print(&text)?;

@@ -74,10 +74,28 @@ pub fn run<O: Observer + Send>(
     observers: Vec<O>,
     progress: &dyn SweepProgress,
 ) -> Result<Vec<(ShardRun, O)>, InputError> {
-    let variants = scenario.variants();
+    run_variants(
+        scenario,
+        &scenario.variants(),
+        replication,
+        observers,
+        progress,
+    )
+}
+
+/// Simulates replication `replication` of `variants` of `scenario` (some of its shard counts
+/// and policies, over the same arrival stream as all of them) as [`run`] does.
+fn run_variants<O: Observer + Send>(
+    scenario: &Scenario,
+    variants: &[Variant],
+    replication: u32,
+    observers: Vec<O>,
+    progress: &dyn SweepProgress,
+) -> Result<Vec<(ShardRun, O)>, InputError> {
     assert_eq!(observers.len(), variants.len(), "one observer per variant");
     let engines: Vec<Simulator<O>> = variants
-        .into_iter()
+        .iter()
+        .copied()
         .zip(observers)
         .map(|(variant, observer)| {
             let config = engine_config(scenario, variant, replication);
@@ -249,6 +267,18 @@ pub fn run_replications<O: Observer + Send>(
     observers: Vec<O>,
     progress: &dyn SweepProgress,
 ) -> Result<(Vec<Vec<ShardRun>>, Vec<O>), InputError> {
+    run_replications_of(scenario, &scenario.variants(), observers, progress)
+}
+
+/// Every replication of `variants` of `scenario` (some of its shard counts and policies), as
+/// [`run_replications`] gives them: `result[variant_index][replication]`, each run exactly as
+/// a sweep of every variant gives it.
+pub fn run_replications_of<O: Observer + Send>(
+    scenario: &Scenario,
+    variants: &[Variant],
+    observers: Vec<O>,
+    progress: &dyn SweepProgress,
+) -> Result<(Vec<Vec<ShardRun>>, Vec<O>), InputError> {
     // Replications run in batches of one per thread, so at most that many are in flight (the
     // memory budget counts on it): the first, with the observers, beside the next ones; only
     // the first keeps its time series.
@@ -256,8 +286,8 @@ pub fn run_replications<O: Observer + Send>(
     let rest: Vec<u32> = (1..scenario.replications).collect();
     let (beside_first, later) = rest.split_at((threads - 1).min(rest.len()));
     let (first, beside) = rayon::join(
-        || run(scenario, 0, observers, progress),
-        || run_silent(scenario, beside_first, progress),
+        || run_variants(scenario, variants, 0, observers, progress),
+        || run_silent(scenario, variants, beside_first, progress),
     );
     let first = first?;
     let mut runs: Vec<Vec<ShardRun>> = Vec::with_capacity(first.len());
@@ -276,23 +306,24 @@ pub fn run_replications<O: Observer + Send>(
     };
     add(beside?);
     for batch in later.chunks(threads) {
-        add(run_silent(scenario, batch, progress)?);
+        add(run_silent(scenario, variants, batch, progress)?);
     }
     Ok((runs, observers))
 }
 
-/// Simulates `replications` of every shard count in parallel, observing nothing; returns each
+/// Simulates `replications` of `variants` in parallel, observing nothing; returns each
 /// replication's runs, in the order given.
 fn run_silent(
     scenario: &Scenario,
+    variants: &[Variant],
     replications: &[u32],
     progress: &dyn SweepProgress,
 ) -> Result<Vec<Vec<(ShardRun, NoEvents)>>, InputError> {
     replications
         .par_iter()
         .map(|&replication| {
-            let silent = vec![NoEvents; scenario.variants().len()];
-            run(scenario, replication, silent, progress)
+            let silent = vec![NoEvents; variants.len()];
+            run_variants(scenario, variants, replication, silent, progress)
         })
         .collect()
 }
@@ -320,7 +351,7 @@ pub fn run_some_replications(
 ) -> Result<Vec<Vec<ShardRun>>, InputError> {
     let mut out = Vec::with_capacity(replications.len());
     for batch in replications.chunks(rayon::current_num_threads().max(1)) {
-        let done = run_silent(scenario, batch, &NoProgress)?;
+        let done = run_silent(scenario, &scenario.variants(), batch, &NoProgress)?;
         for (&replication, runs) in batch.iter().zip(done) {
             out.push(
                 runs.into_iter()

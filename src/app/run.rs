@@ -22,6 +22,13 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    if args.every_run {
+        return Err(InputError::flag(
+            "--every-run",
+            "is for a scenario with a [sweep]; a run of one configuration simulates every shard count already",
+        )
+        .into());
+    }
     let mut scenario = grid.configurations.remove(0).scenario;
     admit(&mut scenario, &args.flags)?;
     if args.dry_run {
@@ -247,6 +254,7 @@ pub(super) fn run_grid(
         out_dir: &out_dir,
         print: output_format(args.format, args.flags.quiet).is_some(),
         no_fail: args.no_fail,
+        every_run: args.every_run,
     };
     let pool = thread_pool(&args.flags)?;
     pool.install(|| crate::grid::run(&grid, &run))

@@ -15,7 +15,7 @@ use crate::model::ShardRun;
 use crate::scenario::Scenario;
 
 use super::csv::{decimal, summary_csv, timeseries_csv};
-use super::summary::{SummaryRow, by_policy};
+use super::summary::{Recommendation, SummaryRow, by_policy};
 use super::units;
 
 /// The columns of `sweep.csv` after the swept fields.
@@ -68,22 +68,13 @@ pub fn config_block(
         String::from_utf8(timeseries_csv(scenario, first)).expect("CSV of UTF-8 fields is UTF-8");
     let mut sweep = String::new();
     for group in by_policy(scenario, rows) {
-        let recommended = group
-            .recommendation
-            .shards()
-            .and_then(|n| group.rows.iter().find(|r| r.shards == n && !r.adaptive));
-        let shards = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
-        let ms = |ns: Option<u64>| ns.map(crate::model::time::fmt_ms).unwrap_or_default();
-        let fields = [
-            group.policy.to_string(),
-            shards(group.recommendation.shards()),
-            shards(group.recommendation.stable),
-            shards(group.recommendation.meets_target),
-            ms(recommended.map(|r| r.waits.p99_ns)),
-            ms(recommended.map(|r| r.waits.p999_ns)),
-            decimal(scenario.peak_offered_per_s(), 3),
-        ];
-        let _ = writeln!(sweep, "{}", join(&prefix, &csv_fields(&fields)));
+        sweep.push_str(&sweep_line(
+            values,
+            scenario,
+            group.policy,
+            group.recommendation,
+            group.rows,
+        ));
     }
     let names = csv_fields(fields);
     let unmet = super::by_policy(scenario, rows)
@@ -96,6 +87,32 @@ pub fn config_block(
         sweep,
         remedy: (scenario.slo.is_set() && unmet).then(|| super::summary::remedy(rows)),
     }
+}
+
+/// One policy's line of `sweep.csv` for the configuration of the swept `values`: what its
+/// `rows` (in shard-count order; at least the recommended one) recommend.
+pub fn sweep_line(
+    values: &[String],
+    scenario: &Scenario,
+    policy: crate::model::Policy,
+    recommendation: Recommendation,
+    rows: &[SummaryRow],
+) -> String {
+    let recommended = recommendation
+        .shards()
+        .and_then(|n| rows.iter().find(|r| r.shards == n && !r.adaptive));
+    let shards = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
+    let ms = |ns: Option<u64>| ns.map(crate::model::time::fmt_ms).unwrap_or_default();
+    let fields = [
+        policy.to_string(),
+        shards(recommendation.shards()),
+        shards(recommendation.stable),
+        shards(recommendation.meets_target),
+        ms(recommended.map(|r| r.waits.p99_ns)),
+        ms(recommended.map(|r| r.waits.p999_ns)),
+        decimal(scenario.peak_offered_per_s(), 3),
+    ];
+    format!("{}\n", join(&csv_fields(values), &csv_fields(&fields)))
 }
 
 /// The grid's `summary.csv`, `timeseries.csv` and `sweep.csv` from its blocks (in any order;

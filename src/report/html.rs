@@ -60,14 +60,21 @@ pub fn render(
 
 /// The report page of a grid sweep: the grid of recommended shard counts (as the terminal
 /// prints it) and the sweep charts.
-pub fn render_sweep(name: &str, grid: &str, charts: &[Chart]) -> String {
+pub fn render_sweep(name: &str, grid: &str, charts: &[Chart], every_run: bool) -> String {
     let name = escape(name);
+    let files = if every_run {
+        "every configuration's rows are in <a href=\"summary.csv\">summary.csv</a> and \
+         <a href=\"timeseries.csv\">timeseries.csv</a> after its values, and what each \
+         recommends in <a href=\"sweep.csv\">sweep.csv</a>"
+    } else {
+        "what each configuration recommends is in <a href=\"sweep.csv\">sweep.csv</a> (only \
+         the shard counts that decide it were simulated; <code>--every-run</code> writes every \
+         run's rows too)"
+    };
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>shardsim: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <h1>shardsim: {name}</h1>\n<p>A sweep: every configuration's rows are in \
-         <a href=\"summary.csv\">summary.csv</a> and <a href=\"timeseries.csv\">timeseries.csv</a> \
-         after its values, and what each recommends in <a href=\"sweep.csv\">sweep.csv</a>.</p>\n\
+         <h1>shardsim: {name}</h1>\n<p>A sweep: {files}.</p>\n\
          <h2>Shards recommended</h2>\n<pre style=\"white-space:pre-wrap\">{}</pre>\n",
         escape(grid)
     );

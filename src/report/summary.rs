@@ -323,7 +323,19 @@ fn ceiling_per_s(scenario: &Scenario, runs: &[ShardRun]) -> f64 {
     } else {
         shards
     };
-    let rows_ceiling = f64::from(rows_per_key) / saturated_hold_s;
+    ceiling_of_rows(scenario, rows_per_key, saturated_hold_s)
+}
+
+/// The busiest key's ceiling with `rows` rows a key, without adaptive rows: what a shard
+/// count's `ceiling_per_s` is before it is simulated.
+pub fn static_ceiling_per_s(scenario: &Scenario, rows: u32) -> f64 {
+    ceiling_of_rows(scenario, rows, scenario.saturated_row_hold_ns() / 1e9)
+}
+
+/// The busiest key's ceiling with `rows` rows a key each held `saturated_hold_s` at its
+/// ceiling, or its share of what the machine takes, whichever is less.
+fn ceiling_of_rows(scenario: &Scenario, rows: u32, saturated_hold_s: f64) -> f64 {
+    let rows_ceiling = f64::from(rows) / saturated_hold_s;
     scenario
         .machine
         .ceiling_per_s()
@@ -355,7 +367,6 @@ fn tries_per_update(runs: &[ShardRun]) -> Option<f64> {
         .then(|| runs.iter().map(|run| run.tries).sum::<u64>() as f64 / measured as f64)
 }
 
-/// Whether the shard count with the most rows is limited by the CPU or the WAL.
 /// What to do when no simulated shard count meets the target, judged at the most rows: add
 /// rows while the rows are what is full; say that more rows will not help when the likes
 /// table's hot partition or the machine is.
@@ -378,6 +389,7 @@ pub fn remedy(rows: &[SummaryRow]) -> &'static str {
     }
 }
 
+/// Whether the shard count with the most rows is limited by the CPU or the WAL.
 fn machine_bound(rows: &[SummaryRow]) -> bool {
     rows.iter()
         .filter(|row| !row.adaptive)

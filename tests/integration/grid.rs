@@ -46,7 +46,14 @@ fn a_configurations_rows_are_those_of_its_own_scenario() {
     assert!(common::stderr(&output).contains("configurations"));
     let stdout = run_ok(
         dir.path(),
-        &["run", "grid.toml", "--out", "all", "--no-fail"],
+        &[
+            "run",
+            "grid.toml",
+            "--out",
+            "all",
+            "--no-fail",
+            "--every-run",
+        ],
     );
     assert!(stdout.contains("hold.ms \\ arrivals.scale"), "{stdout}");
     // hold.ms = 1.5 with arrivals.scale = 2, as a scenario of its own.
@@ -107,6 +114,7 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
             "--threads",
             "2",
             "--no-fail",
+            "--every-run",
         ],
     );
     for slices in [1usize, 3, 7] {
@@ -163,7 +171,15 @@ fn merged_partitions_equal_the_single_run_byte_for_byte() {
 #[test]
 fn merges_of_groups_of_slices_merge_like_one_merge() {
     let dir = grid_folder(5);
-    let single = ["run", "grid.toml", "--out", "all", "--quiet", "--no-fail"];
+    let single = [
+        "run",
+        "grid.toml",
+        "--out",
+        "all",
+        "--quiet",
+        "--no-fail",
+        "--every-run",
+    ];
     run_ok(dir.path(), &single);
     // 20 units over 7 slices: each configuration's two replications lie in two slices, so a
     // group finishes some configurations and passes the others' units on.
@@ -682,4 +698,76 @@ fn merge_refuses_slices_whose_scenario_changed() {
     assert_eq!(output.status.code(), Some(2));
     assert!(common::stderr(&output).contains("changed since the slices ran it"));
     assert!(!dir.path().join("merged").exists());
+}
+
+/// A grid over both policies, a hold distribution and a rate profile with a target, for
+/// comparing the answer found alone with the answer of every run.
+fn answer_grid(hold: &str, hold_field: &str) -> String {
+    format!(
+        "name = \"answers\"\nseed = 7\nshards = [1, 2, 3, 4, 6, 8, 16]\nduration_s = 20\n\
+         replications = 2\npolicy = [\"earliest-free\", \"random\"]\n[hold]\n{hold}\n\
+         [arrivals]\nprofile = [{{ seconds = 10, rate_per_s = 1500 }}, {{ seconds = 10, rate_per_s = 3000 }}]\n\
+         [slo]\np99_ms = 8\n[sweep]\n\"{hold_field}\" = [0.5, 1, 2]\n\"arrivals.scale\" = [0.5, 1, 2, 4]\n"
+    )
+}
+
+/// Runs `scenario` in a folder of its own, with `extra` flags; returns the folder and the
+/// printed grid.
+fn run_grid(scenario: &Path, extra: &[&str]) -> (tempfile::TempDir, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", scenario.to_str().unwrap(), "--out", "out"];
+    args.extend_from_slice(extra);
+    let output = common::shardsim(dir.path(), &args);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        common::stderr(&output)
+    );
+    (dir, [output.stdout, output.stderr].concat())
+}
+
+#[test]
+fn the_answer_alone_is_the_answer_of_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut scenarios = vec![
+        common::repo("scenarios/sweeps/final-grid.toml"),
+        common::repo("scenarios/sweeps/pool-size.toml"),
+    ];
+    for (name, hold, field) in [
+        ("constant", "dist = \"constant\"\nms = 1", "hold.ms"),
+        (
+            "exponential",
+            "dist = \"exponential\"\nmean_ms = 1",
+            "hold.mean_ms",
+        ),
+    ] {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, answer_grid(hold, field)).unwrap();
+        scenarios.push(path);
+    }
+    for scenario in &scenarios {
+        let (alone, printed_alone) = run_grid(scenario, &[]);
+        let (every, printed_every) = run_grid(scenario, &["--every-run"]);
+        let shown = scenario.display();
+        assert_eq!(
+            String::from_utf8_lossy(&printed_alone),
+            String::from_utf8_lossy(&printed_every),
+            "{shown}: the printed grid and exit message"
+        );
+        let out = |dir: &tempfile::TempDir| dir.path().join("out");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(out(&every)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.starts_with("sweep") {
+                assert!(
+                    read(&out(&alone), &name) == read(&out(&every), &name),
+                    "{shown}: {name} differs"
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared >= 3, "{shown}: sweep.csv and a chart compared");
+        assert!(!out(&alone).join("summary.csv").exists());
+        assert!(out(&every).join("summary.csv").exists());
+    }
 }

@@ -182,6 +182,7 @@ fn the_pool_size_sweep_shows_the_knee() {
             "run",
             "scenarios/sweeps/pool-size.toml",
             "--no-fail",
+            "--every-run",
             "--out",
             out.to_str().unwrap(),
         ],
