@@ -1,8 +1,9 @@
 //! Throughput of a grid sweep and its speed-up from a second thread: 10 commit times × 10
 //! traffic levels over the final's busiest minute (5,000 likes/s for 60 s, about 300,000
 //! increments at traffic ×1), each through 10 shard counts — 1,000 configuration × shard
-//! count units. Run with `cargo bench --bench grid`; `SHARDSIM_BENCH_THREADS=1,2` (default)
-//! picks the thread counts.
+//! count units — every run (`--every-run`), then the answer alone (a grid's default), whose
+//! `sweep.csv` rows must be the same. Run with `cargo bench --bench grid`;
+//! `SHARDSIM_BENCH_THREADS=1,2` (default) picks the thread counts.
 
 use std::path::Path;
 use std::time::Instant;
@@ -68,8 +69,21 @@ fn main() {
         });
         first_seconds.get_or_insert(seconds);
         println!(
-            "threads {n}: {seconds:.2} s, {:.1} M increments/s{speedup}",
+            "threads {n}: every run {seconds:.2} s, {:.1} M increments/s{speedup}",
             increments as f64 / seconds / 1e6
+        );
+        let start = Instant::now();
+        let answers = pool
+            .install(|| shardsim::grid::search_all(&held, &|| {}))
+            .expect("the grid runs");
+        let answer_seconds = start.elapsed().as_secs_f64();
+        let every = reference.as_ref().expect("every run is simulated first");
+        for (answer, every) in answers.iter().zip(every) {
+            assert_eq!(answer.sweep, every.sweep, "the answer alone differs");
+        }
+        println!(
+            "threads {n}: the answer alone {answer_seconds:.2} s, ×{:.1} faster, the same answers",
+            seconds / answer_seconds
         );
     }
 }

@@ -254,7 +254,7 @@ pub fn simulate_all(
 /// Finds the answer of `held` configurations in parallel on the current rayon pool
 /// ([`answer::search`]), calling `done` after each; returns their blocks (`sweep.csv` rows
 /// only) in the order given.
-fn search_all(
+pub fn search_all(
     held: &[&Configuration],
     done: &(dyn Fn() + Sync),
 ) -> Result<Vec<ConfigBlock>, InputError> {

@@ -1,5 +1,5 @@
-//! The exact core's tightest loop: a run of arrivals of one key under earliest-free, with no
-//! optional behaviour, no per-key statistics and no observer.
+//! The exact core's tightest loop: a run of arrivals of one key under earliest-free or
+//! `random`, with no optional behaviour, no per-key statistics and no observer.
 //!
 //! It does what [`Engine::feed`]'s general path does for those arrivals — the same rows, the
 //! same starts, the same statistics in the same order, so the outputs are byte-identical — but
@@ -9,6 +9,8 @@
 //! at all: the rows are the leaves of a tournament tree (each inner node the least of its two
 //! children), so the earliest row is the root and a new free time climbs one path of
 //! log2(rows) minimums, without a branch (a heap's sift mispredicts about once per arrival).
+//! Under `random` each row is its own line: the row comes from the arrival's random bits and
+//! its free time is read and written by index, with no heap at all.
 //! The counts of arrivals that wait for nothing are kept in a local and added to the run's and
 //! the window's statistics when a window closes and when the loop ends. The loop asks for the
 //! arrivals a little ahead of the one it simulates to be fetched into the cache. Anything else
@@ -19,7 +21,7 @@ use super::calendar::Instants;
 use super::config::{Arrival, Observer};
 use super::engine::Engine;
 use super::heaps::replace_top;
-use super::rows::PackedRows;
+use super::rows::{PackedRows, Policy};
 use super::time::SimTime;
 use crate::stats::{WaitStats, WindowSeries};
 
@@ -63,17 +65,17 @@ impl<O: Observer> Engine<O> {
             self.rows.rows_total(),
             self.rows.rows_of(self.config.hot_key),
         );
-        let (fed, saturated) = self.feed_one_key(arrivals, window_rows);
-        if saturated {
-            self.saturate();
-        }
-        fed
+        self.feed_one_key(arrivals, window_rows)
     }
 
-    /// The loop itself, for the key's heap length known at compile time where it is common;
-    /// returns how many arrivals it took and whether the queue passed its limit with the last.
+    /// The loop itself: under `random` on the key's rows by index, under earliest-free for
+    /// the key's heap length known at compile time where it is common; returns how many
+    /// arrivals it took.
     #[inline(always)]
-    fn feed_one_key(&mut self, arrivals: &[Arrival], window_rows: (u64, u32)) -> (usize, bool) {
+    fn feed_one_key(&mut self, arrivals: &[Arrival], window_rows: (u64, u32)) -> usize {
+        if self.config.policy == Policy::Random {
+            return self.feed_random(arrivals, window_rows);
+        }
         match self.rows.rows_of(arrivals[0].key) {
             2 => self.feed_treed_or_not::<2>(arrivals, window_rows),
             4 => self.feed_treed_or_not::<4>(arrivals, window_rows),
@@ -93,7 +95,7 @@ impl<O: Observer> Engine<O> {
         &mut self,
         arrivals: &[Arrival],
         window_rows: (u64, u32),
-    ) -> (usize, bool) {
+    ) -> usize {
         let key = arrivals[0].key;
         if arrivals.len() >= TREE_RUN && arrivals[..TREE_RUN].iter().all(|a| a.key == key) {
             self.feed_sized::<N, true>(arrivals, window_rows)
@@ -103,88 +105,100 @@ impl<O: Observer> Engine<O> {
     }
 
     /// [`Engine::feed_one_key`] for a heap of `N` rows (0: any length), kept as the leaves of a
-    /// tournament tree during the loop when `TREED` (2 to 64 rows). The counters live in
-    /// locals during the loop and are written back once at its end.
+    /// tournament tree during the loop when `TREED` (2 to 64 rows).
     #[inline(never)]
     fn feed_sized<const N: usize, const TREED: bool>(
         &mut self,
         arrivals: &[Arrival],
         window_rows: (u64, u32),
-    ) -> (usize, bool) {
-        let key = arrivals[0].key;
-        let (horizon, queue_limit) = (self.config.horizon, self.config.queue_limit);
-        // Arrivals come in time order (checked below), so all are before the horizon when the
-        // last is.
-        let all_before_horizon = arrivals.last().is_some_and(|last| last.at < horizon);
-        // Whether the first arrival below is the run's first measured one: the backlog's peak
-        // is measured from there, after the holds due by then have started.
+    ) -> usize {
         let first_measured = !self.measuring;
-        let (mut last, mut queued) = (self.now, self.backlog);
-        let mut queued_max = if first_measured { 0 } else { self.backlog_max };
         let Engine {
             rows,
             starts,
             series,
             waits,
+            config,
+            now,
+            backlog,
+            backlog_max,
             ..
         } = self;
-        let Some(packed) = rows.packed_rows_mut(key) else {
-            return (0, false);
+        let Some(packed) = rows.packed_rows_mut(arrivals[0].key) else {
+            return 0;
         };
-        let PackedRows {
-            heap,
-            slot_bits,
-            counts,
-        } = packed;
-        let slot_mask = (1u64 << slot_bits) - 1;
-        let packable_below = 1u64 << (u64::BITS - slot_bits);
-        let mut free = FreeRows::<N, TREED>::new(heap, slot_mask);
-        let (mut fed, mut saturated, mut completed) = (0, false, 0);
-        // Arrivals that waited for nothing since the statistics were last told.
-        let mut unqueued = 0;
-        for (index, arrival) in arrivals.iter().enumerate() {
-            if let Some(ahead) = arrivals.get(index + PREFETCH_AHEAD) {
-                prefetch(ahead);
-            }
-            let at = arrival.at;
-            if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
-                break;
-            }
-            let top = free.earliest();
-            let start = at.max(top >> slot_bits);
-            let until = start.saturating_add(arrival.hold);
-            if until >= packable_below {
-                break;
-            }
-            let mut statistics = (&mut *waits, &mut *series, &mut unqueued);
-            start_due_holds(starts, &mut statistics, &mut queued, at, window_rows);
-            if first_measured && fed == 0 {
-                queued_max = queued;
-            }
-            last = at;
-            let slot = top & slot_mask;
-            free.replace_earliest(slot, (until << slot_bits) | slot);
-            counts[slot as usize] += 1;
-            fed += 1;
-            completed += u64::from(until <= horizon);
-            if start == at {
-                unqueued += 1;
-                continue;
-            }
-            queued += 1;
-            queued_max = queued_max.max(queued);
-            queue(starts, (waits, series), (at, start), queued);
-            if starts.len() as u64 > queue_limit {
-                saturated = true;
-                break;
-            }
+        let earliest = EarliestRows::<N, TREED>::new(packed);
+        let before = Before {
+            last: *now,
+            queued: *backlog,
+            queued_max: *backlog_max,
+            first_measured,
+        };
+        let limits = (config.horizon, config.queue_limit);
+        let run = run_loop(
+            earliest,
+            arrivals,
+            (starts, series, waits),
+            before,
+            limits,
+            window_rows,
+        );
+        self.end_loop(run)
+    }
+
+    /// [`Engine::feed_one_key`] under `random`: each row its own line, the row picked from the
+    /// arrival's random bits as [`super::rows::pick_slot`] does.
+    #[inline(never)]
+    fn feed_random(&mut self, arrivals: &[Arrival], window_rows: (u64, u32)) -> usize {
+        let first_measured = !self.measuring;
+        let Engine {
+            rows,
+            starts,
+            series,
+            waits,
+            config,
+            now,
+            backlog,
+            backlog_max,
+            ..
+        } = self;
+        let Some((free_at, counts)) = rows.random_rows_mut(arrivals[0].key) else {
+            return 0;
+        };
+        let picked = RandomRows { free_at, counts };
+        let before = Before {
+            last: *now,
+            queued: *backlog,
+            queued_max: *backlog_max,
+            first_measured,
+        };
+        let limits = (config.horizon, config.queue_limit);
+        let run = run_loop(
+            picked,
+            arrivals,
+            (starts, series, waits),
+            before,
+            limits,
+            window_rows,
+        );
+        self.end_loop(run)
+    }
+
+    /// Writes a loop's counters back (and stops serving if it saturated); returns how many
+    /// arrivals it took.
+    #[inline(always)]
+    fn end_loop(&mut self, run: LoopRun) -> usize {
+        if run.fed > 0 {
+            self.end_run(
+                run.fed as u64,
+                run.completed,
+                (run.last, run.queued, run.queued_max),
+            );
         }
-        tell_unqueued(waits, series, &mut unqueued);
-        free.put_back();
-        if fed > 0 {
-            self.end_run(fed as u64, completed, (last, queued, queued_max));
+        if run.saturated {
+            self.saturate();
         }
-        (fed, saturated)
+        run.fed
     }
 
     /// Ends a run of `fed` measured arrivals, `completed` of whose holds end by the horizon:
@@ -196,6 +210,202 @@ impl<O: Observer> Engine<O> {
         self.tries += fed;
         self.arrivals += fed;
         self.completed += completed;
+    }
+}
+
+/// How the loop's rows give an arrival its row.
+trait TakeRow {
+    /// The row `arrival` would take, when it starts and when its hold ends, or `None` when the
+    /// loop must end before it (nothing changed).
+    fn choose(&self, arrival: &Arrival) -> Option<Taken>;
+
+    /// Takes the chosen row until the hold's end.
+    fn take(&mut self, taken: Taken);
+
+    /// Hands the rows back to the table.
+    fn put_back(self);
+}
+
+/// A row chosen for an arrival: its index (or packed entry), its start and its hold's end.
+#[derive(Debug, Clone, Copy)]
+struct Taken {
+    slot: u64,
+    start: SimTime,
+    until: SimTime,
+}
+
+/// Earliest-free: the row free earliest, from the packed heap (or tree) of the key's rows.
+struct EarliestRows<'a, const N: usize, const TREED: bool> {
+    free: FreeRows<'a, N, TREED>,
+    counts: &'a mut [u64],
+    slot_bits: u32,
+    slot_mask: u64,
+    packable_below: u64,
+}
+
+impl<'a, const N: usize, const TREED: bool> EarliestRows<'a, N, TREED> {
+    #[inline(always)]
+    fn new(packed: PackedRows<'a>) -> Self {
+        let PackedRows {
+            heap,
+            slot_bits,
+            counts,
+        } = packed;
+        let slot_mask = (1u64 << slot_bits) - 1;
+        EarliestRows {
+            free: FreeRows::new(heap, slot_mask),
+            counts,
+            slot_bits,
+            slot_mask,
+            packable_below: 1u64 << (u64::BITS - slot_bits),
+        }
+    }
+}
+
+impl<const N: usize, const TREED: bool> TakeRow for EarliestRows<'_, N, TREED> {
+    #[inline(always)]
+    fn choose(&self, arrival: &Arrival) -> Option<Taken> {
+        let top = self.free.earliest();
+        let start = arrival.at.max(top >> self.slot_bits);
+        let until = start.saturating_add(arrival.hold);
+        (until < self.packable_below).then_some(Taken {
+            slot: top & self.slot_mask,
+            start,
+            until,
+        })
+    }
+
+    #[inline(always)]
+    fn take(&mut self, Taken { slot, until, .. }: Taken) {
+        self.free
+            .replace_earliest(slot, (until << self.slot_bits) | slot);
+        self.counts[slot as usize] += 1;
+    }
+
+    #[inline(always)]
+    fn put_back(self) {
+        self.free.put_back();
+    }
+}
+
+/// `random`: the row picked from the arrival's random bits, each row its own line.
+struct RandomRows<'a> {
+    free_at: &'a mut [SimTime],
+    counts: &'a mut [u64],
+}
+
+impl TakeRow for RandomRows<'_> {
+    #[inline(always)]
+    fn choose(&self, arrival: &Arrival) -> Option<Taken> {
+        let len = self.free_at.len() as u64;
+        let slot = ((u128::from(arrival.random_bits) * u128::from(len)) >> 64) as u64;
+        let start = arrival.at.max(self.free_at[slot as usize]);
+        Some(Taken {
+            slot,
+            start,
+            until: start.saturating_add(arrival.hold),
+        })
+    }
+
+    #[inline(always)]
+    fn take(&mut self, Taken { slot, until, .. }: Taken) {
+        self.free_at[slot as usize] = until;
+        self.counts[slot as usize] += 1;
+    }
+
+    #[inline(always)]
+    fn put_back(self) {}
+}
+
+/// The engine's state a loop starts from.
+#[derive(Debug, Clone, Copy)]
+struct Before {
+    /// The time of the last arrival before the loop.
+    last: SimTime,
+    /// Updates waiting for their rows.
+    queued: u64,
+    /// The backlog's peak so far.
+    queued_max: u64,
+    /// Whether the loop's first arrival is the run's first measured one.
+    first_measured: bool,
+}
+
+/// What a loop did.
+#[derive(Debug, Clone, Copy)]
+struct LoopRun {
+    fed: usize,
+    saturated: bool,
+    completed: u64,
+    last: SimTime,
+    queued: u64,
+    queued_max: u64,
+}
+
+/// The loop over a run of one key's arrivals: the rows `rows` give each its start, the
+/// queued starts wait on `starts`, the statistics go to `waits` and `series`. `limits` are the
+/// horizon and the queue limit.
+#[inline(always)]
+fn run_loop<R: TakeRow>(
+    mut rows: R,
+    arrivals: &[Arrival],
+    (starts, series, waits): (&mut Instants, &mut WindowSeries, &mut WaitStats),
+    before: Before,
+    (horizon, queue_limit): (SimTime, u64),
+    window_rows: (u64, u32),
+) -> LoopRun {
+    let key = arrivals[0].key;
+    // Arrivals come in time order (checked below), so all are before the horizon when the
+    // last is.
+    let all_before_horizon = arrivals.last().is_some_and(|last| last.at < horizon);
+    // Whether the first arrival below is the run's first measured one: the backlog's peak is
+    // measured from there, after the holds due by then have started.
+    let first_measured = before.first_measured;
+    let (mut last, mut queued) = (before.last, before.queued);
+    let mut queued_max = if first_measured { 0 } else { before.queued_max };
+    let (mut fed, mut saturated, mut completed) = (0, false, 0);
+    // Arrivals that waited for nothing since the statistics were last told.
+    let mut unqueued = 0;
+    for (index, arrival) in arrivals.iter().enumerate() {
+        if let Some(ahead) = arrivals.get(index + PREFETCH_AHEAD) {
+            prefetch(ahead);
+        }
+        let at = arrival.at;
+        if arrival.key != key || at < last || (!all_before_horizon && at >= horizon) {
+            break;
+        }
+        let Some(taken) = rows.choose(arrival) else {
+            break;
+        };
+        let mut statistics = (&mut *waits, &mut *series, &mut unqueued);
+        start_due_holds(starts, &mut statistics, &mut queued, at, window_rows);
+        if first_measured && fed == 0 {
+            queued_max = queued;
+        }
+        last = at;
+        rows.take(taken);
+        fed += 1;
+        completed += u64::from(taken.until <= horizon);
+        if taken.start == at {
+            unqueued += 1;
+            continue;
+        }
+        queued += 1;
+        queued_max = queued_max.max(queued);
+        queue(starts, (waits, series), (at, taken.start), queued);
+        if starts.len() as u64 > queue_limit {
+            saturated = true;
+            break;
+        }
+    }
+    tell_unqueued(waits, series, &mut unqueued);
+    rows.put_back();
+    LoopRun {
+        fed,
+        saturated,
+        completed,
+        last,
+        queued,
+        queued_max,
     }
 }
 

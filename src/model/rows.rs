@@ -497,6 +497,21 @@ impl RowTable {
         })
     }
 
+    /// Under `random`, the key's rows' free times and counts, by row (`None` under another
+    /// policy), for the exact core's fast loop.
+    pub(super) fn random_rows_mut(&mut self, key: u32) -> Option<(&mut [SimTime], &mut [u64])> {
+        if self.policy != Policy::Random {
+            return None;
+        }
+        let block = self.block_for(key);
+        let KeyRows { offset, len, .. } = self.keys[block];
+        let (base, len) = (offset as usize, len as usize);
+        Some((
+            &mut self.free_at[base..base + len],
+            &mut self.counts[base..base + len],
+        ))
+    }
+
     /// The key's total: the sum of its rows (0 for a key never incremented).
     pub fn total(&self, key: u32) -> u64 {
         self.block_of(key)

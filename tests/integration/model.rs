@@ -317,6 +317,7 @@ proptest! {
         queue_limit in prop::sample::select(vec![2u64, 5, 20, u64::MAX]),
         huge_hold_at in prop::option::of(0usize..120),
         chunk in prop_oneof![1usize..50, Just(usize::MAX)],
+        policy in prop::sample::select(vec![Policy::EarliestFree, Policy::Random]),
     ) {
         // A silent observer lets the engine take its one-key loop; one that watches keeps it
         // on the general path. Every figure of the run must be the same, whatever interrupts
@@ -330,11 +331,11 @@ proptest! {
         }
         let horizon = arrivals.last().unwrap().at + 1 + extra;
         let config = EngineConfig {
-            policy: Policy::EarliestFree,
+            policy,
             hot_keys: 0,
             measure_from: warm_up,
             queue_limit,
-            ..test_config(shards, Policy::EarliestFree, horizon, window)
+            ..test_config(shards, policy, horizon, window)
         };
         let mut fast = Engine::new(config.clone(), NoEvents);
         let mut general = Engine::new(config, Watching);
