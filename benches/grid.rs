@@ -74,7 +74,7 @@ fn main() {
         );
         let start = Instant::now();
         let answers = pool
-            .install(|| shardsim::grid::search_all(&held, &|| {}))
+            .install(|| shardsim::grid::search_all(&held, &|_| {}))
             .expect("the grid runs");
         let answer_seconds = start.elapsed().as_secs_f64();
         let every = reference.as_ref().expect("every run is simulated first");

@@ -117,10 +117,47 @@ fn lowest_peak_utilization(scenario: &Scenario, shards: u32) -> f64 {
     scenario.peak_offered_per_s() / static_ceiling_per_s(scenario, shards)
 }
 
+/// What a search tells its progress bar, in increments (expected: arrivals × runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// A round after the first will simulate this much more.
+    Planned(u64),
+    /// A round simulated this much.
+    Done(u64),
+}
+
+/// The increments of the first round of `scenario`'s search (which [`can_search`] allows):
+/// what is known to be simulated before any run, for the progress bar and its estimate.
+pub fn first_round_increments(scenario: &Scenario) -> u64 {
+    let has_target = scenario.slo.is_set();
+    let runs: usize = scenario
+        .policies
+        .iter()
+        .map(|&policy| {
+            PolicySearch::new(policy)
+                .next_round(scenario, has_target)
+                .len()
+        })
+        .sum();
+    round_increments(scenario, runs)
+}
+
+/// The increments of `runs` runs of `scenario`, every replication.
+fn round_increments(scenario: &Scenario, runs: usize) -> u64 {
+    scenario
+        .expected_arrivals()
+        .saturating_mul(runs as u64)
+        .saturating_mul(u64::from(scenario.replications))
+}
+
 /// The answer of `configuration` (which [`can_search`] allows) as its block of `sweep.csv`,
 /// with the remedy a run of every shard count would give; it writes no `summary.csv` or
 /// `timeseries.csv` rows. Also returns the number of runs simulated (replications included).
-pub fn search(configuration: &Configuration) -> Result<(ConfigBlock, u64), InputError> {
+/// `progress` hears of each round's work ([`first_round_increments`] is the first's).
+pub fn search(
+    configuration: &Configuration,
+    progress: &(dyn Fn(Work) + Sync),
+) -> Result<(ConfigBlock, u64), InputError> {
     let scenario = &configuration.scenario;
     let has_target = scenario.slo.is_set();
     let mut searches: Vec<PolicySearch> = scenario
@@ -130,7 +167,7 @@ pub fn search(configuration: &Configuration) -> Result<(ConfigBlock, u64), Input
         .map(PolicySearch::new)
         .collect();
     let mut simulated = 0;
-    loop {
+    for round in 0.. {
         let rounds: Vec<Vec<u32>> = searches
             .iter_mut()
             .map(|search| search.next_round(scenario, has_target))
@@ -138,7 +175,13 @@ pub fn search(configuration: &Configuration) -> Result<(ConfigBlock, u64), Input
         if rounds.iter().all(Vec::is_empty) {
             break;
         }
-        let mut rows = simulate(scenario, &variants_of(&searches, &rounds))?;
+        let variants = variants_of(&searches, &rounds);
+        let work = round_increments(scenario, variants.len());
+        if round > 0 {
+            progress(Work::Planned(work));
+        }
+        let mut rows = simulate(scenario, &variants)?;
+        progress(Work::Done(work));
         simulated += rows.len() as u64 * u64::from(scenario.replications);
         for (search, round) in searches.iter_mut().zip(&rounds) {
             let rest = rows.split_off(round.len());
@@ -147,7 +190,7 @@ pub fn search(configuration: &Configuration) -> Result<(ConfigBlock, u64), Input
     }
     let unmet = has_target && searches.iter().any(|s| s.meets_target.is_none());
     let remedy = if unmet {
-        let (remedy, runs) = remedy_at_the_most_rows(scenario, &searches)?;
+        let (remedy, runs) = remedy_at_the_most_rows(scenario, &searches, progress)?;
         simulated += runs;
         Some(remedy)
     } else {
@@ -206,6 +249,7 @@ fn simulate(scenario: &Scenario, variants: &[Variant]) -> Result<Vec<SummaryRow>
 fn remedy_at_the_most_rows(
     scenario: &Scenario,
     searches: &[PolicySearch],
+    progress: &(dyn Fn(Work) + Sync),
 ) -> Result<(&'static str, u64), InputError> {
     if scenario.likes.is_none() && scenario.machine.is_empty() {
         // Without a likes table or a machine only more rows can help, whatever the run says.
@@ -226,6 +270,9 @@ fn remedy_at_the_most_rows(
         shards: most,
         adaptive: false,
     };
+    let work = round_increments(scenario, 1);
+    progress(Work::Planned(work));
     let rows = simulate(scenario, &[variant])?;
+    progress(Work::Done(work));
     Ok((remedy(&rows), u64::from(scenario.replications)))
 }

@@ -57,13 +57,14 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
             .configurations
             .iter()
             .all(|c| answer::can_search(&c.scenario));
-    let bar = progress_bar(held.len() as u64, "configurations", run.print);
     let blocks = if answer_only {
-        search_all(&held, &|| bar.inc(1))
+        search_with_progress(&held, run.print)
     } else {
-        simulate_all(grid, &held, &|| bar.inc(1))
+        let bar = progress_bar(held.len() as u64, "configurations", run.print);
+        let blocks = simulate_all(grid, &held, &|| bar.inc(1));
+        bar.finish_and_clear();
+        blocks
     };
-    bar.finish_and_clear();
     let mut blocks = blocks?;
     let head = head_manifest(
         grid,
@@ -252,19 +253,53 @@ pub fn simulate_all(
 }
 
 /// Finds the answer of `held` configurations in parallel on the current rayon pool
-/// ([`answer::search`]), calling `done` after each; returns their blocks (`sweep.csv` rows
-/// only) in the order given.
+/// ([`answer::search`]), telling `progress` of each round's work; returns their blocks
+/// (`sweep.csv` rows only) in the order given.
 pub fn search_all(
     held: &[&Configuration],
-    done: &(dyn Fn() + Sync),
+    progress: &(dyn Fn(answer::Work) + Sync),
 ) -> Result<Vec<ConfigBlock>, InputError> {
     held.par_iter()
-        .map(|configuration| {
-            let (block, _) = answer::search(configuration)?;
-            done();
-            Ok(block)
-        })
+        .map(|configuration| Ok(answer::search(configuration, progress)?.0))
         .collect()
+}
+
+/// [`search_all`] with a progress bar counting increments: first what the first rounds are
+/// known to simulate (said before they start, beside what every run would), each later round
+/// added once the runs before it have shown it is needed.
+fn search_with_progress(
+    held: &[&Configuration],
+    print: bool,
+) -> Result<Vec<ConfigBlock>, InputError> {
+    let first: u64 = held
+        .iter()
+        .map(|c| answer::first_round_increments(&c.scenario))
+        .sum();
+    let bar = progress_bar(first, "increments", print);
+    if !bar.is_hidden() {
+        let every: u64 = held
+            .iter()
+            .map(|c| {
+                let scenario = &c.scenario;
+                scenario
+                    .expected_arrivals()
+                    .saturating_mul(scenario.variants().len() as u64)
+                    .saturating_mul(u64::from(scenario.replications))
+            })
+            .sum();
+        bar.println(format!(
+            "sweep: about {} increments decide the answers at first (every run: {}); more \
+             only where a shard count falls short",
+            crate::report::units::quantity(first as f64),
+            crate::report::units::quantity(every as f64)
+        ));
+    }
+    let blocks = search_all(held, &|work| match work {
+        answer::Work::Planned(more) => bar.inc_length(more),
+        answer::Work::Done(done) => bar.inc(done),
+    });
+    bar.finish_and_clear();
+    blocks
 }
 
 /// One configuration's rows, as a run of it alone would write them.
@@ -353,8 +388,13 @@ fn progress_bar(count: u64, what: &str, print: bool) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(count);
+    let counts = if what == "increments" {
+        "{human_pos}/{human_len}"
+    } else {
+        "{pos}/{len}"
+    };
     if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-        "{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {what} ({{eta}} left)"
+        "{{prefix}} [{{bar:40}}] {counts} {what} ({{eta}} left)"
     )) {
         bar.set_style(style.progress_chars("=> "));
     }
