@@ -48,6 +48,8 @@ impl Cluster {
                 "single",
                 "--quiet",
                 "--no-fail",
+                // Slices keep every run, so the merge writes what every run does.
+                "--every-run",
             ],
         );
         assert!(output.status.success(), "{}", stderr(&output));
