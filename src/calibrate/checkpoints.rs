@@ -128,7 +128,7 @@ impl ServerCheckpoints {
         format!(
             "the server completed {} while it was measured{lengths}{every}; {} of them long \
              enough to stall commits (at least {} ms)",
-            crate::report::units::plural(self.count.max(0) as u64, "checkpoint"),
+            crate::units::plural(self.count.max(0) as u64, "checkpoint"),
             self.stalls_ms().len(),
             crate::time::ns_to_ms(MIN_STALL)
         )

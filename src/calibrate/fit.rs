@@ -12,9 +12,9 @@
 //! search is Nelder–Mead over the logarithms of the parameters, a first pass for each core
 //! count and wake-up guess, then restarts of the best while they improve.
 //!
-//! A per-waiter growth of the row's own hold (`[hold] per_waiter_ms`) is not fitted: with the
-//! wake-ups' CPU in the model it came out below 1 µs on both commit settings here and changed
-//! no run, and a term the runs cannot see only makes the search wander.
+//! A per-waiter growth of the row's own hold (`[hold] per_waiter_ms`) is not fitted: the
+//! wake-ups' CPU already explains what it would, and a term the runs cannot see only makes the
+//! search wander (docs/validation.md, "The fit's constants").
 
 use std::path::Path;
 
@@ -45,10 +45,9 @@ const QUEUED_FLUSH_SHARE: f64 = 0.4;
 const MIN_CPU_SHARE: f64 = 1e-3;
 const MAX_CPU_SHARE: f64 = 0.95;
 /// What a pass of the machine's search may spend: 300 evaluations, and it ends early when its
-/// best misfit fell by less than [`STALL_GAIN`](nelder_mead::STALL_GAIN) of itself over the last 100 (the simulated
-/// runs' misfit moves in small steps — counts and quantiles — and a simplex among them crawls
-/// without gaining: on nine calibrations' runs here the closed loops' fit took 23% less time,
-/// its misfit within 0.5% of before on eight and 5% above on the ninth).
+/// best misfit fell by less than [`STALL_GAIN`](nelder_mead::STALL_GAIN) of itself over the
+/// last 100: the simulated runs' misfit moves in small steps (counts and quantiles), and a
+/// simplex among them crawls without gaining.
 const MACHINE_BUDGET: Budget = Budget {
     evaluations: 300,
     stall_window: Some(100),
@@ -60,16 +59,10 @@ const IDLE_BUDGET: Budget = Budget {
     stall_window: None,
 };
 /// The weight of an open stream's p99 in the idle connection's fit when the simulated one is
-/// below the measured one (above it, 1). The model has no stalls of the machine, and a stall
-/// only ever raises a measured tail: one calibration here measured its three streams' p99 at
-/// 1.1, 13.8 and 55 ms, and fitting the idle time outside the database to all three alike
-/// gave that time a p99 of 3.2 ms, which every light stream then pays (validate measured its
-/// sixteen rows at 1.6–2.2 ms). Refitted from eight calibrations' `calibration.csv` here,
-/// validate's stable open streams came within 25% of their p99 at 13 of 34 points with 0.2
-/// (12 with 0.1 and 0.3, 11 with 0.05, 10 with 0.02 and 0.5), against 7 with the tail weighed
-/// alike; on the four calibrations of two later rounds, 5 of 16 either way. (Those were whole
-/// streams' p99s; the fit now takes each stream's steady p99, which a stall in one or two of
-/// its windows does not move, and the weight is for the stalls that fill most of them.)
+/// below the measured one (above it, 1). The fit's machine has no stalls, and a stall only
+/// ever raises a measured tail: weighed alike, a stalled stream would give the time outside
+/// the database a tail that every light stream then pays. The weight was chosen over refits of
+/// measured calibrations (docs/validation.md, "The fit's constants").
 const TAIL_BELOW_WEIGHT: f64 = 0.2;
 /// Simulated seconds of an open stream before its measurement.
 const OPEN_WARMUP_S: f64 = 0.2;
@@ -493,8 +486,7 @@ fn run_fit_scenario(text: &str) -> ShardRun {
 /// The weight of a run's throughput in the misfit (its median response weighs 0.5, its p99
 /// 0.2). A closed loop's throughput and mean response carry the same information (Little's
 /// law), but the median also carries the responses' shape, which the model gets less right:
-/// at a weight of 1, two fits of the same runs 0.2% apart put four rows × 32 clients anywhere
-/// from +8% to +23% of what validate measured; at 3 within 1% of each other.
+/// weighed less, near-equal fits disagree on the throughput a planner reads.
 const TPS_WEIGHT: f64 = 3.0;
 
 /// How far `simulated` is from `measured`: squared log errors of throughput (weighted
@@ -587,10 +579,8 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
     let mut core_counts: Vec<u32> =
         std::iter::successors(Some(cores), |&c| (c > 1).then_some(c / 2)).collect();
     core_counts.dedup();
-    // The core counts part early: on eight calibrations' runs here (two core counts, both
-    // commit settings) the count ahead after the first passes was the one ahead at the end
-    // (the same machines as finishing every search), and finishing only its searches took
-    // the fit from 72–101 s to 45–73 s (more with more cores).
+    // The core counts part early: the count ahead after the first passes is the one ahead at
+    // the end, so only its searches are finished (a third of the fit's time saved).
     let searches = core_counts
         .into_iter()
         .map(|cores| first_passes(observations, cores, durable))
@@ -612,10 +602,8 @@ pub fn fit_with_cores(observations: &[Observation], cores: u32, durable: bool) -
             ..best_first
         },
     );
-    // On five durable calibrations here the queued flush's first pass ended 1.9–3.7× below
-    // the plain flush's, whose finishing then gained 0.5–8% and took 5–20 s of a 42–58 s
-    // fit; the queued search from the first pass ended lower on four of the five (1.5%
-    // higher on the fifth) than from the finished plain machine.
+    // A queued flush whose first pass already beats the plain flush's best is finished from
+    // there: finishing the plain machine first gains little and costs a fifth of the fit.
     if queued.cost < best_first_cost {
         return queued.finish();
     }

@@ -42,33 +42,27 @@ const HEAVY_SHARE: f64 = 0.5;
 /// machine, so it is measured longer.
 const OPEN_RUNS_LONG: f64 = 2.0;
 /// Open streams a calibration measures: a light one, a heavy one, and one between them (at
-/// their geometric mean) — two streams do not place the knee between them: two calibrations
-/// of the same machine that both fitted them exactly predicted 1.84 ms and 0.21 ms at the
-/// median for a stream between them measured at 0.48–1.06 ms.
+/// their geometric mean) — two streams do not place the knee between them, so two machines
+/// that fit both exactly can disagree tenfold on a stream in between.
 const OPEN_STREAMS: usize = 3;
 /// The most the database may move by itself — the busiest closed loop measured at the end
 /// against the same loop measured before the open streams — before a calibration says it
-/// cannot be trusted closer than that: `validate`'s default throughput tolerance. On a host
-/// whose CPU time itself varies (here one evening a fixed CPU-bound job took 0.91–1.37 s
-/// from run to run) the same closed loop measured 26,112–49,203/s in five runs in a row.
+/// cannot be trusted closer than that: `validate`'s default throughput tolerance. A shared
+/// host's CPU time itself varies, and the same closed loop with it (docs/validation.md).
 const STEADY_WITHIN: f64 = 0.15;
 
 /// The most a light open stream's p99 — the steady one the fit takes — may be above its median
 /// before a calibration says the machine stalled while it measured it: a light stream's own
-/// queue is short. The lightest streams of twenty-seven calibrations on this host measured a
-/// p99 2.3–10.8 times their median (eleven of the twelve with a steady p99: 2.1–9.4 times,
-/// steady), except two: one stalled in a window or two (56 times whole, 2.3 times steady:
-/// nothing for the fit to take), and one stalled throughout (559 times whole, 323 times steady:
-/// its fitted idle connection took the stalls, and it predicted validate's stable streams at
-/// 63–66 ms where 1.1–26 ms were measured).
+/// queue is short, so a tail far above its median is the machine's, not the queue's, and a fit
+/// to it would hand the stalls to the idle connection (the measured ratios are in
+/// docs/validation.md, "The fit's constants").
 const STALLED_TAIL: f64 = 20.0;
 
 /// Clients of the one-row run beyond the client counts: as many as an open stream of
 /// `validate` has connections, the herd a backlogged stream wakes at every commit. From 32
-/// to 64 waiters the time of an update on one row grows far faster than from 4 to 32 (without
-/// durable commits here, by 47–54 µs against 6 µs), which no count up to 32 shows: fitted
-/// without it, the model called one row stable at 60% of its peak with 64 connections in 6 of
-/// 13 rounds where it collapsed in all 13. It is fitted after the rest ([`fit::fit_herd`]).
+/// to 64 waiters the time of an update on one row grows far faster than from 4 to 32, which
+/// no count up to 32 shows, and without it the model calls stable a row that collapses. It is
+/// fitted after the rest ([`fit::fit_herd`]).
 pub const HERD_CLIENTS: u32 = validate::OPEN_CONNECTIONS;
 
 /// What `calibrate` measures.
@@ -178,7 +172,7 @@ impl Steadiness {
 
     /// The two measurements and the move in one sentence, with a warning when it is too far.
     pub fn describe(&self) -> String {
-        use crate::report::units::quantity;
+        use crate::units::quantity;
         let sentence = format!(
             "the busiest closed loop ({} rows, {} clients) measured {}/s, and {}/s again at the \
              end: the database moved by {:+.0}% by itself",
@@ -225,7 +219,7 @@ impl StalledStream {
 
     /// The stream's tail and what it does to the fit, in one sentence.
     pub fn describe(&self) -> String {
-        use crate::report::units::{duration, quantity};
+        use crate::units::{duration, quantity};
         let idle = self.idle_p99_ms.map_or(String::new(), |ms| {
             format!(
                 " (p99 {} outside the database)",
@@ -562,7 +556,7 @@ fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
 
 /// A closed loop in words: "64 rows, 32 clients".
 fn closed_loop(load: &Load) -> String {
-    use crate::report::units::plural;
+    use crate::units::plural;
     format!(
         "{}, {}",
         plural(u64::from(load.rows), "row"),
@@ -588,13 +582,8 @@ fn predict(machine: &Machine, load: &Load) -> Observation {
 }
 
 /// A measured run as the fit sees it. An open stream's p99 is its steady p99, which a stall in
-/// one or two of its windows does not move (the model has no stalls): refitted so from the
-/// `calibration.csv` of twelve calibrations here, validate's stable open streams came within
-/// 25% of their p99 at 7 of 51 points, against 5 fitted to the whole stream's p99, and on the
-/// six whose validation had steady p99s, within 25% of those at 8 of 26 against 5. One of them
-/// measured its lightest stream at 22.7 ms whole and 0.95 ms steady: fitted to the whole p99,
-/// every stream was predicted at 27–29 ms, where validate measured three of its four at
-/// 1.5–2.5 ms steady.
+/// one or two of its windows does not move: the model has no stalls, and fitted to a stalled
+/// stream's whole p99 it would predict every stream at the stall's length.
 pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observation {
     let summary = measured.responses.summary();
     Observation {
@@ -609,7 +598,7 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
 
 /// `text` as TOML comment lines of at most 90 characters.
 fn comment(text: &str) -> String {
-    crate::report::units::wrap(text, 88)
+    crate::units::wrap(text, 88)
         .lines()
         .map(|line| format!("# {line}"))
         .collect::<Vec<_>>()

@@ -158,17 +158,17 @@ impl FittedStalls {
 
     /// In words: "23 stalls in 180 s (one every 7.8 s), median 41 ms, p99 180 ms".
     pub fn describe(&self) -> String {
-        use crate::report::units::duration;
+        use crate::units::duration;
         let ns = crate::time::ms_f64_to_ns;
         let seen = match self.checkpoints {
             None => format!(
                 "{} in {:.0} s of load",
-                crate::report::units::plural(self.seen, "stall"),
+                crate::units::plural(self.seen, "stall"),
                 self.observed_s
             ),
             Some((checkpoints, interval_s)) => format!(
                 "{} in {:.0} s of load and {} of the server's checkpoints, one every {:.0} s",
-                crate::report::units::plural(self.seen - checkpoints, "stall"),
+                crate::units::plural(self.seen - checkpoints, "stall"),
                 self.observed_s,
                 checkpoints,
                 interval_s

@@ -20,8 +20,8 @@ use super::backend::{DbFailure, Durability, Target};
 use super::load::{self, Load, Measured};
 use super::schema::OwnSchema;
 use crate::error::InputError;
-use crate::report::units::plural;
 use crate::stats::WaitSummary;
+use crate::units::plural;
 
 /// Clients of the closed-loop points.
 const CLOSED_CLIENTS: u32 = 32;
@@ -197,7 +197,7 @@ impl Point {
         if high >= measured_low && low <= measured_high {
             return None;
         }
-        let ms = crate::report::units::duration;
+        let ms = crate::units::duration;
         let (repeats_low, repeats_high) = self.stable_p99_range();
         Some(format!(
             "p99 response off by {:+.0}%: predicted {}–{} over {} replications, measured {}–{} \
