@@ -13,9 +13,9 @@ use rayon::prelude::*;
 use crate::answer;
 use crate::error::{Failed, InputError};
 use crate::model::NoEvents;
+use crate::output::Staging;
 use crate::partition::{self, Manifest, Partition};
 use crate::report::grid::{self as grid_report, ConfigBlock};
-use crate::report::output::Staging;
 use crate::report::summary::describe_slo;
 use crate::report::{chart, summarize};
 use crate::scenario::Scenario;
@@ -290,8 +290,8 @@ fn search_with_progress(
         bar.println(format!(
             "sweep: about {} increments decide the answers at first (every run: {}); more \
              only where a shard count falls short",
-            crate::report::units::quantity(first as f64),
-            crate::report::units::quantity(every as f64)
+            crate::units::quantity(first as f64),
+            crate::units::quantity(every as f64)
         ));
     }
     let blocks = search_all(held, &|work| match work {

@@ -8,6 +8,7 @@
 //! - [`arrivals`]: the increments it offers (Poisson, a rate profile, or a replayed trace);
 //! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
 //! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
+//! - [`answer`]: a grid configuration's answer without the runs that cannot change it;
 //! - [`plan`]: the smallest shard count that meets a target at the peak;
 //! - [`check`]: a summary against a committed baseline (regression gates);
 //! - [`budget`]: what a run will cost in memory and work, checked before it starts;
@@ -15,7 +16,9 @@
 //! - [`grid`] and [`partition`]: a `[sweep]` grid's configurations run in parallel, split into
 //!   slices for a job array and merged back;
 //! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
-//!   terminal table;
+//!   terminal table, rendered from results (bytes out, no I/O);
+//! - [`output`]: the output folder, staged and swapped in whole; [`events`]: `events.csv`,
+//!   streamed while the engines run;
 //! - [`theory`]: exact queueing results (Erlang C, M/D/1, M/D/c) to check and explain the numbers;
 //! - [`progress`]: progress bars while a sweep runs;
 //! - [`stdout`]: standard output, where a closed pipe ends the program quietly;
@@ -46,12 +49,14 @@ pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod events;
 pub mod faults;
 pub mod grid;
 pub mod input;
 pub mod interrupt;
 pub mod merge;
 pub mod model;
+pub mod output;
 pub mod partition;
 pub mod plan;
 pub mod progress;

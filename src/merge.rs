@@ -18,9 +18,9 @@ use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
+use crate::output::Staging;
 use crate::partition::{self, BLOCKS, Fingerprint, Input, MANIFEST, Manifest, RUNS, UnitRuns};
 use crate::report::grid::{BlockSink, ConfigBlock};
-use crate::report::output::Staging;
 use crate::scenario::Scenario;
 use crate::scenario::grid::Grid;
 use crate::stats::WaitStats;

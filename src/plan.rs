@@ -565,7 +565,7 @@ fn theory_shards(
 
 /// A wait in people's units (`5 min`, `1.84 ms`).
 fn duration(ns: u64) -> String {
-    crate::report::units::duration(ns)
+    crate::units::duration(ns)
 }
 
 fn unmet_reason(

@@ -134,7 +134,7 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
         0 => String::new(),
         calls => format!(
             ", {} predicted to keep up that collapsed (optimistic)",
-            crate::report::units::plural(calls as u64, "point")
+            crate::units::plural(calls as u64, "point")
         ),
     };
     Err(Failed(format!(
@@ -175,7 +175,7 @@ fn announce_validation(
         crate::stdout::eprint_line(&format!(
             "warning: {} of every point make a p99 range too narrow to judge a tail by: its \
              p99 misses say less than with --repeats {} (the default)",
-            crate::report::units::plural(u64::from(args.repeats), "measurement"),
+            crate::units::plural(u64::from(args.repeats), "measurement"),
             validate::JUDGED_REPEATS
         ));
     }

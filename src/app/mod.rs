@@ -14,13 +14,13 @@ use crate::cli::{
     RunArgs, ScenarioFlags, ValidateArgs,
 };
 use crate::error::{Failed, InputError, IoFailure};
+use crate::events::{self, EventLog};
 use crate::model::time::ms_f64_to_ns;
 use crate::model::{NoEvents, ShardRun};
+use crate::output::{Staging, write_file};
 use crate::partition::Partition;
 use crate::plan::PlanSettings;
 use crate::progress::ProgressBars;
-use crate::report::events::{self, EventLog};
-use crate::report::output::{Staging, write_file};
 use crate::report::summary::describe_slo;
 use crate::report::{self, SummaryRow, by_policy, chart, csv, json, summarize, terminal};
 use crate::scenario::grid::Grid;

@@ -275,7 +275,7 @@ fn dry_run_report(
     crate::stdout::print(format!(
         "dry run: {what}; about {} requests and {} of memory ({expected_bytes} bytes) expected \
          at the peak, within {} of {}; nothing written\n",
-        crate::report::units::quantity(requests),
+        crate::units::quantity(requests),
         crate::units::human_bytes(expected_bytes),
         limit.source,
         crate::units::human_bytes(limit.bytes)

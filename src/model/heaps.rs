@@ -107,33 +107,9 @@ impl RowHeaps {
     }
 
     /// The latest free time in `range` (0 for an empty range).
+    #[cfg(test)]
     pub(super) fn latest_free(&self, range: std::ops::Range<usize>) -> SimTime {
         range.map(|at| self.free_at(at)).max().unwrap_or(0)
-    }
-
-    /// Makes every row of the heap `range` free at `until`: in index order, a valid heap.
-    pub(super) fn set_all(&mut self, range: std::ops::Range<usize>, until: SimTime) {
-        let len = range.len() as u32;
-        if let RowHeaps::Packed { slot_bits, .. } = self
-            && (0..len).any(|slot| pack(until, slot, *slot_bits).is_none())
-        {
-            self.widen();
-        }
-        let start = range.start;
-        for at in range {
-            let slot = (at - start) as u32;
-            match self {
-                RowHeaps::Packed { entries, slot_bits } => {
-                    entries[at] = pack(until, slot, *slot_bits).expect("checked above");
-                }
-                RowHeaps::Wide(rows) => {
-                    rows[at] = FreeRow {
-                        free_at: until,
-                        slot,
-                    }
-                }
-            }
-        }
     }
 
     /// Copies the heap at `from` to the end of the store and reserves room for `capacity`
@@ -159,6 +135,8 @@ impl RowHeaps {
         }
     }
 
+    /// The free time of the row at `at` in the store.
+    #[cfg(test)]
     fn free_at(&self, at: usize) -> SimTime {
         match self {
             RowHeaps::Packed { entries, slot_bits } => entries[at] >> slot_bits,

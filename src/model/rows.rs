@@ -432,34 +432,6 @@ impl RowTable {
         self.keys[block].len = rows;
     }
 
-    /// A locking read of every row of `key` at `now`: it starts once every row is free and
-    /// holds them all for `hold`. Returns the start (`now` for a key without rows).
-    pub fn lock_all(&mut self, key: u32, now: SimTime, hold: SimTime) -> SimTime {
-        let Some(block) = self.block_of(key) else {
-            return now;
-        };
-        let KeyRows { offset, len, .. } = self.keys[block];
-        let range = offset as usize..(offset + len) as usize;
-        let start = match self.policy {
-            Policy::EarliestFree => self.heaps.latest_free(range.clone()),
-            _ => self.free_at[range.clone()]
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(0),
-        }
-        .max(now);
-        let until = start.saturating_add(hold);
-        match self.policy {
-            // Every row becomes free at the same time: in index order they form a valid heap.
-            Policy::EarliestFree => self.heaps.set_all(range, until),
-            _ => self.free_at[range]
-                .iter_mut()
-                .for_each(|free| *free = until),
-        }
-        start
-    }
-
     /// Moves a key's rows to the end of the vectors with room for `capacity` rows.
     fn relocate(&mut self, block: usize, capacity: u32) {
         let KeyRows { offset, len, .. } = self.keys[block];

@@ -13,9 +13,9 @@ use crate::model::regions::RegionsRun;
 use crate::scenario::{ArrivalPlan, Scenario};
 
 use super::chart::{self, Chart};
-use super::output::Staging;
 use super::summary::{SummaryRow, by_policy};
 use super::{csv, html, regions};
+use crate::output::Staging;
 
 /// Traces up to this size are copied into the output folder so that it reproduces the run
 /// alone; larger ones are referred to by absolute path.

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::check::{Move, Status};
 
+use super::html::escape;
 use super::units::{self, plural};
 
 /// A finished comparison: what `check` compared and against which baseline.
@@ -186,7 +187,7 @@ pub fn render_junit(outcome: &Outcome) -> String {
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
-        xml(outcome.scenario),
+        escape(outcome.scenario),
         outcome.moves.len()
     );
     for m in outcome.moves {
@@ -194,8 +195,8 @@ pub fn render_junit(outcome: &Outcome) -> String {
         let _ = write!(
             out,
             "    <testcase classname=\"{}\" name=\"{}\"",
-            xml(outcome.scenario),
-            xml(&name)
+            escape(outcome.scenario),
+            escape(&name)
         );
         if outcome.fails(m) {
             let message = format!(
@@ -209,7 +210,7 @@ pub fn render_junit(outcome: &Outcome) -> String {
             let _ = writeln!(
                 out,
                 ">\n      <failure message=\"{}\" type=\"{}\"/>\n    </testcase>",
-                xml(&message),
+                escape(&message),
                 status_name(m.status)
             );
         } else {
@@ -228,14 +229,6 @@ fn status_name(status: Status) -> &'static str {
         Status::Improvement => "improvement",
         Status::Changed => "changed",
     }
-}
-
-/// Text escaped for an XML attribute.
-fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn number(value: f64) -> String {

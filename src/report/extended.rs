@@ -4,9 +4,9 @@
 
 use crate::model::{ExtendedRun, ShardRun};
 use crate::report::SummaryRow;
-use crate::report::units::{self, count, duration as ms, quantity, quantity as compact};
 use crate::scenario::Scenario;
 use crate::stats::{WaitStats, WaitSummary};
+use crate::units::{self, count, duration as ms, quantity, quantity as compact};
 
 /// What clients experienced (means over replications; whole simulated period).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -248,8 +248,8 @@ fn prose(text: &str) -> String {
         .collect()
 }
 
-/// Escapes text for HTML.
-fn escape(text: &str) -> String {
+/// Escapes text for HTML, or for an XML attribute (the JUnit report).
+pub(super) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -6,7 +6,7 @@
 use crate::model::ShardRun;
 use crate::stats::WaitSummary;
 
-use crate::stats::replications::wait_estimates;
+use crate::stats::replications::{mean_by, wait_estimates};
 
 /// The likes table's figures for one shard count (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,9 +50,7 @@ pub fn summarize(runs: &[ShardRun]) -> Option<LikesSummary> {
     if likes.is_empty() {
         return None;
     }
-    let mean = |get: &dyn Fn(&crate::model::likes::LikesRun) -> f64| {
-        likes.iter().map(|l| get(l)).sum::<f64>() / likes.len() as f64
-    };
+    let mean = |get: &dyn Fn(&crate::model::likes::LikesRun) -> f64| mean_by(&likes, |l| get(l));
     let waits: Vec<WaitSummary> = likes.iter().map(|l| l.insert_waits.summary()).collect();
     let latencies: Vec<WaitSummary> = runs
         .iter()

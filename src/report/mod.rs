@@ -1,7 +1,7 @@
 //! What a run writes and prints. Each artefact has its own pure renderer (results in, bytes
-//! out), listed once in [`artefacts::RUN_ARTEFACTS`]; [`output::Staging`] does the file I/O,
-//! writing into a temporary folder that replaces the output folder only when everything is
-//! written.
+//! out), listed once in [`artefacts::RUN_ARTEFACTS`]; [`crate::output::Staging`] does the
+//! file I/O, writing into a temporary folder that replaces the output folder only when
+//! everything is written.
 //!
 //! - [`artefacts`]: the files of `shardsim run`, each saying when it applies;
 //! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
@@ -11,13 +11,11 @@
 //! - [`chart`]: the PNG and SVG charts;
 //! - [`html`]: the report page, `report.html`;
 //! - [`json`]: the summary for scripts, `--format json`;
-//! - [`events`]: `events.csv`, streamed while the engines run;
 //! - [`table`]: the summary table's cells for people, shared by the terminal and the page;
-//! - [`units`]: human units, thousands separators and plurals;
+//! - [`units`] (the ground floor's, re-exported): human units, thousands separators and plurals;
 //! - [`terminal`]: the table printed after a run;
 //! - [`plan`]: `plan.csv`, `plan.json` and the plan's text;
-//! - [`check`]: the diff table of a check;
-//! - [`output`]: the output folder.
+//! - [`check`]: the diff table of a check.
 
 pub mod artefacts;
 pub mod burst;
@@ -25,20 +23,18 @@ pub mod chart;
 pub mod check;
 pub mod columns;
 pub mod csv;
-pub mod events;
 pub mod extended;
 pub mod grid;
 pub mod html;
 pub mod json;
 pub mod likes;
-pub mod output;
 pub mod plan;
 pub mod record;
 pub mod regions;
 pub mod summary;
 pub mod table;
 pub mod terminal;
-pub mod units;
+pub use crate::units;
 
 pub use summary::{
     PolicyRows, Recommendation, SummaryRow, Verdict, by_policy, recommend, summarize,

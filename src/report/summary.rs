@@ -7,7 +7,7 @@ use super::extended::{ExtendedSummary, summarize_extended};
 use crate::scenario::{Scenario, Slo};
 use crate::stats::WaitSummary;
 pub use crate::stats::replications::mean_and_half_width;
-use crate::stats::replications::wait_estimates;
+use crate::stats::replications::{mean_by, wait_estimates};
 
 use super::units;
 
@@ -81,7 +81,6 @@ impl Recommendation {
     }
 }
 
-/// The recommendation of a sweep's rows (ascending shard counts) under `slo`.
 /// One policy's rows of a sweep and the shard counts they recommend.
 #[derive(Debug, Clone)]
 pub struct PolicyRows<'a> {
@@ -106,7 +105,7 @@ pub fn by_policy<'a>(scenario: &Scenario, rows: &'a [SummaryRow]) -> Vec<PolicyR
         .collect()
 }
 
-/// The recommendations of one policy's rows.
+/// The recommendation of one policy's rows (ascending shard counts) under `slo`.
 pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
     let first = |pred: &dyn Fn(&SummaryRow) -> bool| {
         rows.iter()
@@ -253,10 +252,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let mean_hold_s = scenario.row_hold_ns() / 1e9;
     let hot_key_share = scenario.hot_key_share();
     let ceiling_per_s = ceiling_per_s(scenario, runs);
-    let mean =
-        |value: &dyn Fn(&ShardRun) -> f64| runs.iter().map(value).sum::<f64>() / runs.len() as f64;
-    let arrivals = mean(&|run| run.arrivals as f64);
-    let completed = mean(&|run| run.completed as f64);
+    let arrivals = mean_by(runs, |run| run.arrivals as f64);
+    let completed = mean_by(runs, |run| run.completed as f64);
     let offered_per_s = arrivals / duration_s;
     let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
     let (waits, waits_lo, waits_hi) = wait_estimates(&summaries);
@@ -276,7 +273,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         policy: runs[0].policy.to_string(),
         shards,
         adaptive: runs[0].adaptive,
-        rows_total: mean(&|run| run.rows_total as f64).round() as u64,
+        rows_total: mean_by(runs, |run| run.rows_total as f64).round() as u64,
         max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
         mean_hold_ms: mean_hold_s * 1e3,
         arrivals: arrivals.round() as u64,
@@ -293,8 +290,8 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         waits,
         waits_lo,
         waits_hi,
-        backlog_max: mean(&|run| run.backlog_max as f64).round() as u64,
-        backlog_final: mean(&|run| run.backlog_final as f64).round() as u64,
+        backlog_max: mean_by(runs, |run| run.backlog_max as f64).round() as u64,
+        backlog_final: mean_by(runs, |run| run.backlog_final as f64).round() as u64,
         keys_touched: runs.iter().map(|run| run.keys_touched).max().unwrap_or(0),
         extended,
         saturated_at_s: runs
@@ -409,7 +406,7 @@ fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSumm
         return None;
     }
     let mean_of = |values: Vec<f64>| -> Option<f64> {
-        (values.len() == machines.len()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        (values.len() == machines.len()).then(|| mean_by(&values, |&v| v))
     };
     let has_wal = scenario.machine.wal.is_some();
     let cpu_utilization = mean_of(
@@ -789,10 +786,11 @@ pub fn compact(value: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn row(shards: u32, peak_utilization: f64, p99_ms: u64) -> SummaryRow {
+    /// A row of `shards` at `peak_utilization` whose p99 wait is `p99_ms` (p99.9 twice that).
+    pub(in crate::report) fn row(shards: u32, peak_utilization: f64, p99_ms: u64) -> SummaryRow {
         SummaryRow {
             burst: BurstMetrics::default(),
             tries_per_update: None,

@@ -44,9 +44,11 @@ pub fn summary_lines(rows: &[SummaryRow], recommendation: &Recommendation) -> Ve
 }
 
 fn cells(row: &SummaryRow) -> [String; 11] {
+    // The interval's upper end is the mean plus the half-width; its lower end is clamped at
+    // 0, so (hi − lo) / 2 would shrink the ± exactly when the interval reaches 0.
     let half = |get: fn(&WaitSummary) -> u64| {
-        let (lo, hi) = (row.waits_lo.as_ref()?, row.waits_hi.as_ref()?);
-        Some((get(hi) as f64 - get(lo) as f64) / 2.0)
+        let hi = row.waits_hi.as_ref()?;
+        Some(get(hi) as f64 - get(&row.waits) as f64)
     };
     let wait = |get: fn(&WaitSummary) -> u64| duration_within(get(&row.waits), half(get));
     let verdict = match row.saturated_at_s {
@@ -66,4 +68,28 @@ fn cells(row: &SummaryRow) -> [String; 11] {
         count(row.backlog_final),
         verdict,
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::tests::row;
+
+    #[test]
+    fn the_plus_minus_is_the_half_width_even_where_the_interval_is_clamped_at_zero() {
+        // A p99 of 2 ms ± 3 ms: its interval [−1, 5] ms is written [0, 5] ms.
+        let mut clamped = row(4, 0.5, 2);
+        let at = |p99_ms: u64| WaitSummary {
+            p99_ns: p99_ms * 1_000_000,
+            ..WaitSummary::default()
+        };
+        clamped.waits_lo = Some(at(0));
+        clamped.waits_hi = Some(at(5));
+        assert_eq!(cells(&clamped)[5], "2 ±3 ms");
+        // Unclamped, the same: [1, 5] ms around 3 ms is ± 2 ms.
+        let mut inside = row(4, 0.5, 3);
+        inside.waits_lo = Some(at(1));
+        inside.waits_hi = Some(at(5));
+        assert_eq!(cells(&inside)[5], "3 ±2 ms");
+    }
 }

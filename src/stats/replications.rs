@@ -6,10 +6,16 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use super::WaitSummary;
 use crate::time::SimTime;
 
+/// The mean of `value` over `items` (the replications' runs, say): the one mean over
+/// replications every figure uses.
+pub fn mean_by<T>(items: &[T], value: impl Fn(&T) -> f64) -> f64 {
+    items.iter().map(value).sum::<f64>() / items.len() as f64
+}
+
 /// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
 pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
     let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
+    let mean = mean_by(values, |&v| v);
     if values.len() < 2 {
         return (mean, None);
     }

@@ -224,13 +224,6 @@ impl WindowSeries {
         self.waits.record(wait_ns);
     }
 
-    /// [`WindowSeries::record_arrival`] of an arrival that did not wait.
-    #[inline(always)]
-    pub fn record_arrival_unqueued(&mut self) {
-        self.arrivals += 1;
-        self.waits.zeros += 1;
-    }
-
     /// [`WindowSeries::record_arrival`] of an arrival that waited `wait_ns > 0`.
     #[inline(always)]
     pub fn record_arrival_queued(&mut self, wait_ns: SimTime) {

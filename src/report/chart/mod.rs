@@ -561,7 +561,6 @@ fn draw_mesh_with<DB: DrawingBackend>(
         .draw()
 }
 
-/// Builds the plot area with its caption.
 /// A plot of `y_what` (axis `y`) against a log₂ count axis `x` described by `x_desc`, with its
 /// axes drawn.
 fn log2_plot<'a, DB: DrawingBackend>(
@@ -581,6 +580,7 @@ fn log2_plot<'a, DB: DrawingBackend>(
 /// The shard-count axis' description.
 const SHARDS_AXIS: &str = "shards (rows per key, log scale)";
 
+/// Builds the plot area with its caption.
 fn build<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     caption: String,
