@@ -73,7 +73,7 @@ def main(binary):
             f.write(GRID)
         results = os.path.join(work, "results")
         os.mkdir(results)
-        subprocess.run([binary, "run", "grid.toml", "--out", "single", "-q", "--no-fail"],
+        subprocess.run([binary, "run", "grid.toml", "--out", "single", "-q", "--no-fail", "--every-run"],
                        cwd=work, check=True)
         _, (clear, slices, merge) = render("grid.toml", "3", "--name", "grid")
         assert slices["spec"]["completions"] == 3, slices["spec"]
@@ -165,7 +165,7 @@ def end_to_end(binary):
         os.symlink(os.path.abspath(__file__), os.path.join(bin_dir, "kubectl"))
         with open(os.path.join(work, "grid.toml"), "w") as f:
             f.write(GRID)
-        subprocess.run([binary, "run", "grid.toml", "--out", "single", "-q", "--no-fail"],
+        subprocess.run([binary, "run", "grid.toml", "--out", "single", "-q", "--no-fail", "--every-run"],
                        cwd=work, check=True)
         env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"],
                "FAKE_KUBE_DIR": os.path.join(work, "cluster"), "SHARDSIM_BINARY": binary}
