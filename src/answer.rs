@@ -18,12 +18,12 @@
 //! holds for `earliest-free` only, see docs/model.md), so no shard count is skipped for it.
 
 use crate::error::InputError;
-use crate::model::{NoEvents, Policy};
-use crate::report::grid::{ConfigBlock, sweep_line};
-use crate::report::summarize;
-use crate::report::summary::{
+use crate::figures::summarize;
+use crate::figures::{
     NEAR_CEILING, Recommendation, SummaryRow, Verdict, remedy, static_ceiling_per_s,
 };
+use crate::model::{NoEvents, Policy};
+use crate::report::grid::{ConfigBlock, sweep_line};
 use crate::scenario::grid::Configuration;
 use crate::scenario::{ArrivalPlan, Scenario, Variant};
 use crate::sweep::{self, NoProgress};

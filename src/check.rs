@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{InputError, clip};
-use crate::report::columns::Feature;
-use crate::report::record::SummaryRecord;
+use crate::figures::columns::Feature;
+use crate::figures::record::SummaryRecord;
 use crate::scenario::file::CheckTable;
 
 /// Default relative tolerance.
@@ -32,7 +32,7 @@ pub const COUNT_COLUMNS: [&str; 5] = [
 ];
 
 // Which way a column may move: declared beside each column, in [`SummaryRecord`].
-pub use crate::report::record::Check as Direction;
+pub use crate::figures::record::Check as Direction;
 
 /// The compared columns of `summary.csv`, in column order, with their directions. A
 /// feature's columns are missing (or, in an older baseline, empty) for scenarios without the

@@ -12,12 +12,12 @@ use rayon::prelude::*;
 
 use crate::answer;
 use crate::error::{Failed, InputError};
+use crate::figures::summarize;
 use crate::model::NoEvents;
 use crate::output::Staging;
 use crate::partition::{self, Manifest, Partition};
+use crate::report::chart;
 use crate::report::grid::{self as grid_report, ConfigBlock};
-use crate::report::summary::describe_slo;
-use crate::report::{chart, summarize};
 use crate::scenario::Scenario;
 use crate::scenario::grid::{Configuration, Grid};
 use crate::sweep::{self, NoProgress};
@@ -104,7 +104,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
             "{unmet} of the {} configurations × policies meet no target of [slo] ({}) at any simulated shard count; \
              the results are in {}; {remedy}, or pass --no-fail to only report",
             rows.len(),
-            describe_slo(&first.slo),
+            first.slo,
             run.out_dir.display()
         ))
         .into());
@@ -368,7 +368,7 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
 /// How the grid's recommendation is chosen, for the terminal.
 fn target_text(scenario: &Scenario) -> String {
     if scenario.slo.is_set() {
-        format!("the smallest meeting {}", describe_slo(&scenario.slo))
+        format!("the smallest meeting {}", scenario.slo)
     } else {
         "the smallest stable at the peak".to_owned()
     }

@@ -8,6 +8,8 @@
 //! - [`arrivals`]: the increments it offers (Poisson, a rate profile, or a replayed trace);
 //! - [`model`]: the exact lock model (rows, slot choice, hold times) and the event-driven engine;
 //! - [`stats`]: streaming, mergeable wait statistics and per-window time series;
+//! - [`figures`]: what a run reports — each shard count's figures, verdict and recommendation —
+//!   computed once from its runs;
 //! - [`answer`]: a grid configuration's answer without the runs that cannot change it;
 //! - [`plan`]: the smallest shard count that meets a target at the peak;
 //! - [`check`]: a summary against a committed baseline (regression gates);
@@ -51,6 +53,7 @@ pub mod cli;
 pub mod error;
 pub mod events;
 pub mod faults;
+pub mod figures;
 pub mod grid;
 pub mod input;
 pub mod interrupt;

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 
 use crate::budget::MAX_REQUESTS;
 use crate::error::InputError;
+use crate::figures::{SummaryRow, summarize};
 use crate::model::Policy;
 use crate::model::hold::HoldDist;
 use crate::model::time::s_f64_to_ns;
-use crate::report::summary::{SummaryRow, summarize};
 use crate::scenario::{ArrivalPlan, RateSegment, Scenario, Slo};
 use crate::sweep::{self, NoProgress};
 use crate::theory;

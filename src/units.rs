@@ -69,6 +69,21 @@ pub fn trim_zeros(text: String) -> String {
     }
 }
 
+/// A number with precision that suits its size: `0.012`, `4.5`, `1250`; `inf` when unbounded.
+pub fn compact(value: f64) -> String {
+    if !value.is_finite() {
+        return "inf".into();
+    }
+    let text = if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.3}")
+    };
+    trim_zeros(text)
+}
+
 /// A whole number with thousands separators: `1,397,369`.
 pub fn count(value: u64) -> String {
     let digits = value.to_string();

@@ -139,7 +139,7 @@ fn refuse_junit_over_inputs(args: &CheckArgs, baseline_path: &Path) -> Result<()
 /// What the columns a baseline has and this run does not write are: a feature's columns,
 /// named by their features, and any other column by its name.
 fn describe_ignored(ignored: &[String]) -> String {
-    use crate::report::columns::Feature;
+    use crate::figures::columns::Feature;
     let mut features: Vec<&str> = Vec::new();
     let mut others: Vec<&str> = Vec::new();
     for column in ignored {

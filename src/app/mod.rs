@@ -15,14 +15,14 @@ use crate::cli::{
 };
 use crate::error::{Failed, InputError, IoFailure};
 use crate::events::{self, EventLog};
+use crate::figures::{SummaryRow, by_policy, summarize};
 use crate::model::time::ms_f64_to_ns;
 use crate::model::{NoEvents, ShardRun};
 use crate::output::{Staging, write_file};
 use crate::partition::Partition;
 use crate::plan::PlanSettings;
 use crate::progress::ProgressBars;
-use crate::report::summary::describe_slo;
-use crate::report::{self, SummaryRow, by_policy, chart, csv, json, summarize, terminal};
+use crate::report::{self, chart, csv, json, terminal};
 use crate::scenario::grid::Grid;
 use crate::scenario::{MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};

@@ -89,8 +89,8 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
         return Err(Failed(format!(
             "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
              {}, or pass --no-fail to only report",
-            describe_slo(&scenario.slo),
-            report::summary::remedy(rows)
+            scenario.slo,
+            crate::figures::remedy(rows)
         ))
         .into());
     }

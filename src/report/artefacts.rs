@@ -13,8 +13,8 @@ use crate::model::regions::RegionsRun;
 use crate::scenario::{ArrivalPlan, Scenario};
 
 use super::chart::{self, Chart};
-use super::summary::{SummaryRow, by_policy};
 use super::{csv, html, regions};
+use crate::figures::{SummaryRow, by_policy};
 use crate::output::Staging;
 
 /// Traces up to this size are copied into the output folder so that it reproduces the run

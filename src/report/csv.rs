@@ -5,9 +5,9 @@ use crate::model::ShardRun;
 use crate::model::time::{fmt_ms, fmt_s};
 use crate::scenario::Scenario;
 
-use super::columns::Feature;
-use super::record::SummaryRecord;
-use super::summary::SummaryRow;
+use crate::figures::SummaryRow;
+use crate::figures::columns::Feature;
+use crate::figures::record::SummaryRecord;
 
 /// The columns of `timeseries.csv`, in order.
 pub const TIMESERIES_COLUMNS: [&str; 15] = [

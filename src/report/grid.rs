@@ -15,8 +15,8 @@ use crate::model::ShardRun;
 use crate::scenario::Scenario;
 
 use super::csv::{decimal, summary_csv, timeseries_csv};
-use super::summary::{Recommendation, SummaryRow, by_policy};
 use super::units;
+use crate::figures::{Recommendation, SummaryRow, by_policy};
 
 /// The columns of `sweep.csv` after the swept fields.
 pub const SWEEP_COLUMNS: [&str; 7] = [
@@ -43,7 +43,7 @@ pub struct ConfigBlock {
     /// Its `sweep.csv` rows, one per policy.
     pub sweep: String,
     /// What would help, when a policy of it meets no target of `[slo]` at any simulated
-    /// shard count ([`super::summary::remedy`]).
+    /// shard count ([`crate::figures::remedy`]).
     #[serde(skip)]
     pub remedy: Option<&'static str>,
 }
@@ -77,7 +77,7 @@ pub fn config_block(
         ));
     }
     let names = csv_fields(fields);
-    let unmet = super::by_policy(scenario, rows)
+    let unmet = crate::figures::by_policy(scenario, rows)
         .iter()
         .any(|group| group.recommendation.meets_target.is_none());
     ConfigBlock {
@@ -85,7 +85,7 @@ pub fn config_block(
         summary: prefixed(&names, &prefix, &summary),
         timeseries: prefixed(&names, &prefix, &timeseries),
         sweep,
-        remedy: (scenario.slo.is_set() && unmet).then(|| super::summary::remedy(rows)),
+        remedy: (scenario.slo.is_set() && unmet).then(|| crate::figures::remedy(rows)),
     }
 }
 

@@ -7,9 +7,10 @@ use crate::scenario::Scenario;
 
 use super::chart::Chart;
 use super::extended::extended_tables;
-use super::summary::{Recommendation, SummaryRow, Verdict, by_policy, describe_slo, reading};
+use super::reading::reading;
 use super::table::{HEADER, summary_lines};
 use super::units;
+use crate::figures::{Recommendation, SummaryRow, Verdict, by_policy};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1240px;margin:2em auto;padding:0 1em;color:#222}\
 h1{font-size:1.6em}table{border-collapse:collapse;margin:1em 0;font-variant-numeric:tabular-nums}\
@@ -24,7 +25,7 @@ pub fn render(
     scenario: &Scenario,
     rows: &[SummaryRow],
     charts: &[Chart],
-    more: &[super::extended::Table],
+    more: &[super::table::Table],
 ) -> String {
     let mut page = String::new();
     let name = escape(&scenario.name);
@@ -90,7 +91,7 @@ fn extra_tables(page: &mut String, rows: &[SummaryRow]) {
 }
 
 /// One small table with its heading.
-fn write_table(page: &mut String, table: &super::extended::Table) {
+fn write_table(page: &mut String, table: &super::table::Table) {
     let _ = write!(
         page,
         "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<tr>",
@@ -185,7 +186,7 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
         ));
     }
     if scenario.slo.is_set() {
-        text.push_str(&format!("; target {}", describe_slo(&scenario.slo)));
+        text.push_str(&format!("; target {}", scenario.slo));
     }
     text
 }

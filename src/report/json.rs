@@ -8,9 +8,9 @@ use serde_json::json;
 
 use crate::scenario::Scenario;
 
-use super::columns::Feature;
-use super::record::SummaryRecord;
-use super::summary::{Recommendation, SummaryRow, by_policy};
+use crate::figures::columns::Feature;
+use crate::figures::record::SummaryRecord;
+use crate::figures::{Recommendation, SummaryRow, by_policy};
 
 /// A summary row in the JSON output: the CSV's columns and the verdict.
 #[derive(Debug, Serialize)]

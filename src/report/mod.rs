@@ -1,12 +1,11 @@
-//! What a run writes and prints. Each artefact has its own pure renderer (results in, bytes
+//! What a run writes and prints, rendered from [`crate::figures`]. Each artefact has its own pure renderer (results in, bytes
 //! out), listed once in [`artefacts::RUN_ARTEFACTS`]; [`crate::output::Staging`] does the
 //! file I/O, writing into a temporary folder that replaces the output folder only when
 //! everything is written.
 //!
 //! - [`artefacts`]: the files of `shardsim run`, each saying when it applies;
-//! - [`summary`]: the per-shard-count figures every artefact reports, verdicts and readings;
-//! - [`extended`]: the figures of timeouts, retries, batching and the pool;
-//! - [`record`]: one row of `summary.csv` as a type, written by both the CSV and the JSON;
+//! - [`reading`]: a sweep's reading in plain sentences;
+//! - [`extended`]: the tables of timeouts, retries, batching, the pool, the machine and likes;
 //! - [`csv`]: `summary.csv` and `timeseries.csv`;
 //! - [`chart`]: the PNG and SVG charts;
 //! - [`html`]: the report page, `report.html`;
@@ -18,24 +17,16 @@
 //! - [`check`]: the diff table of a check.
 
 pub mod artefacts;
-pub mod burst;
 pub mod chart;
 pub mod check;
-pub mod columns;
 pub mod csv;
 pub mod extended;
 pub mod grid;
 pub mod html;
 pub mod json;
-pub mod likes;
 pub mod plan;
-pub mod record;
+pub mod reading;
 pub mod regions;
-pub mod summary;
 pub mod table;
 pub mod terminal;
 pub use crate::units;
-
-pub use summary::{
-    PolicyRows, Recommendation, SummaryRow, Verdict, by_policy, recommend, summarize,
-};

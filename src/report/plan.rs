@@ -10,8 +10,8 @@ use crate::plan::{COMFORTABLE_SHARE, Evaluation, Plan};
 use crate::stats::WaitSummary;
 
 use super::csv::decimal;
-use super::summary::{compact, describe_slo};
 use super::units;
+use crate::units::compact;
 
 /// The columns of `plan.csv`, in order.
 pub const PLAN_COLUMNS: [&str; 20] = [
@@ -206,7 +206,7 @@ fn render_traffic_table(plans: &[Plan]) -> String {
     let _ = writeln!(
         out,
         "shards needed per traffic level ({}):",
-        describe_slo(&plans[0].targets)
+        plans[0].targets
     );
     let _ = write!(out, "{:>8}  {:>9}", "traffic", "peak/s");
     for policy in &policies {
@@ -274,7 +274,7 @@ fn write_question(out: &mut String, plan: &Plan) {
     let _ = writeln!(
         out,
         "target: {} — judged by the upper end of a 95% interval over {} replications of {} s at the peak",
-        describe_slo(&plan.targets),
+        plan.targets,
         plan.settings.replications,
         compact(plan.settings.duration_s)
     );
@@ -570,8 +570,7 @@ pub fn render_grid(fields: &[String], planned: &[(Vec<String>, Plan)]) -> String
     };
     let target = format!(
         "plan's answer for {}, by the upper end of a 95% interval over {} replications at the peak",
-        describe_slo(&first.targets),
-        first.settings.replications
+        first.targets, first.settings.replications
     );
     super::grid::render(&first.scenario, fields, &rows, &target, None)
 }

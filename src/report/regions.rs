@@ -8,7 +8,7 @@ use crate::model::regions::RegionsRun;
 use crate::scenario::Variant;
 
 use super::csv::decimal;
-use super::extended::Table;
+use super::table::Table;
 use super::units;
 
 /// The columns of `regions.csv`.

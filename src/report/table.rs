@@ -1,10 +1,22 @@
-//! The summary table for people, built once and shown by both the terminal and `report.html`:
-//! waits in human units with `±` half-widths when there are replications, counts with
-//! thousands separators, and each row's verdict and whether it is the recommendation.
+//! The tables for people. [`Table`] is any small table of text cells; the summary table is
+//! built once and shown by both the terminal and `report.html`: waits in human units with `±`
+//! half-widths when there are replications, counts with thousands separators, and each row's
+//! verdict and whether it is the recommendation.
 
-use super::summary::{Recommendation, SummaryRow, Verdict};
 use super::units::{count, duration, duration_within, quantity, ratio};
+use crate::figures::{Recommendation, SummaryRow, Verdict};
 use crate::stats::WaitSummary;
+
+/// A small table of text cells for the terminal and the report page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// What the table shows.
+    pub title: String,
+    /// Column headings.
+    pub header: Vec<String>,
+    /// One row per shard count.
+    pub rows: Vec<Vec<String>>,
+}
 
 /// The summary table's headings.
 pub const HEADER: [&str; 11] = [
@@ -73,7 +85,7 @@ fn cells(row: &SummaryRow) -> [String; 11] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::tests::row;
+    use crate::figures::summary::tests::row;
 
     #[test]
     fn the_plus_minus_is_the_half_width_even_where_the_interval_is_clamped_at_zero() {

@@ -12,9 +12,11 @@ use crate::scenario::Scenario;
 
 use super::extended::extended_tables;
 
-use super::summary::{PolicyRows, SummaryRow, Verdict, by_policy, compact, describe_slo, reading};
+use super::reading::reading;
 use super::table::{HEADER, summary_lines};
 use super::units::{self, count, quantity, wrap};
+use crate::figures::{PolicyRows, SummaryRow, Verdict, by_policy};
+use crate::units::compact;
 
 /// The machine sections in a phrase (empty without them).
 fn machine_phrase(scenario: &Scenario) -> String {
@@ -127,7 +129,7 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         scenario.seed
     );
     if scenario.slo.is_set() {
-        let _ = write!(line, ", target {}", describe_slo(&scenario.slo));
+        let _ = write!(line, ", target {}", scenario.slo);
     }
     if let Some(width) = table_width() {
         line = wrap(&line, width.clamp(40, MAX_LINE));
@@ -675,7 +677,7 @@ pub fn spread_recommendations(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::summary::summarize;
+    use crate::figures::summarize;
 
     #[test]
     fn a_narrow_terminal_keeps_the_columns_that_answer_and_drops_the_rest_in_order() {

@@ -155,6 +155,23 @@ impl Slo {
     }
 }
 
+/// The targets as text, e.g. `p99 ≤ 20 ms, peak utilization ≤ 0.5` (empty when none is set).
+impl std::fmt::Display for Slo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(ns) = self.p99_ns {
+            parts.push(format!("p99 ≤ {} ms", crate::time::fmt_ms(ns)));
+        }
+        if let Some(ns) = self.p999_ns {
+            parts.push(format!("p99.9 ≤ {} ms", crate::time::fmt_ms(ns)));
+        }
+        if let Some(limit) = self.max_utilization {
+            parts.push(format!("peak utilization ≤ {limit}"));
+        }
+        f.write_str(&parts.join(", "))
+    }
+}
+
 /// The synthetic key population.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeyPlan {

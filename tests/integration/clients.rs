@@ -348,7 +348,7 @@ fn cancelled_timeouts_follow_mmc_with_deterministic_patience() {
                 c.timeouts as f64 / c.attempts as f64
             })
             .collect();
-        let (mean, half) = shardsim::report::summary::mean_and_half_width(&fractions);
+        let (mean, half) = shardsim::stats::replications::mean_and_half_width(&fractions);
         let exact = theory::mmc_deterministic_patience_abandonment(4, rate / 1e3, 1.0, 2.0);
         let allowed = half.unwrap() + 0.02 * exact;
         assert!(

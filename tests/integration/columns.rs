@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use shardsim::report::columns::Feature;
-use shardsim::report::record::SummaryRecord;
+use shardsim::figures::columns::Feature;
+use shardsim::figures::record::SummaryRecord;
 
 use crate::common::{run_text, stderr};
 

@@ -3,9 +3,10 @@
 use std::fs;
 use std::path::Path;
 
+use shardsim::figures::summarize;
 use shardsim::plan::{self, PlanSettings};
-use shardsim::report::summary::{mean_and_half_width, summarize};
 use shardsim::scenario::Slo;
+use shardsim::stats::replications::mean_and_half_width;
 use shardsim::theory;
 
 use crate::common::{self, repo, shardsim, stderr};

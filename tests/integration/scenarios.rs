@@ -249,7 +249,7 @@ fn many_keys_report_their_hottest_and_judge_by_the_busiest() {
         (touched / expected - 1.0).abs() < 0.03,
         "{touched} keys touched, {expected:.0} expected"
     );
-    let row = shardsim::report::summarize(&scenario, &runs[0..1]);
+    let row = shardsim::figures::summarize(&scenario, &runs[0..1]);
     assert!((row.peak_offered_per_s - 6000.0 * share).abs() < 1e-6);
     let hot = &runs[0].hot_keys[0];
     assert!(

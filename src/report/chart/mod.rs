@@ -35,7 +35,7 @@ use crate::scenario::Scenario;
 use crate::stats::{WaitSummary, WindowRow};
 
 use super::units;
-use crate::report::summary::SummaryRow;
+use crate::figures::SummaryRow;
 
 /// Chart size in pixels.
 pub const SIZE: (u32, u32) = (1200, 800);

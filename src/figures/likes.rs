@@ -1,7 +1,7 @@
 //! The likes table's figures (`[likes_table]`): per shard count, the insert path's waits and
 //! its hottest partition, the like's end-to-end latency, how every attempt ended and the
 //! count's drift — the summary's columns (the table the terminal and the report page show is
-//! [`super::extended`]'s).
+//! [`crate::report::extended`]'s).
 
 use crate::model::ShardRun;
 use crate::stats::WaitSummary;

@@ -180,7 +180,7 @@ const LIKES_TABLE: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::Feature;
-    use crate::report::record::SummaryRecord;
+    use crate::figures::record::SummaryRecord;
 
     /// docs/outputs.md's table of features: each feature's name and the columns it lists.
     fn documented() -> Vec<(String, Vec<String>)> {
