@@ -1,7 +1,8 @@
 //! shardsim simulates a sharded counter under load: how long increments wait for their row's
 //! lock, how the queue grows in a burst, and where each shard count's throughput ceiling lies.
 //!
-//! The data flows through the modules in order:
+//! The data flows through the modules in order (`docs/design.md` maps them on floors: an
+//! import never runs up one):
 //!
 //! - [`input`]: the user's files, read only when regular and not too large;
 //! - [`scenario`]: the TOML scenario, parsed and validated into a resolved [`scenario::Scenario`];
@@ -18,7 +19,7 @@
 //! - [`grid`] and [`partition`]: a `[sweep]` grid's configurations run in parallel, split into
 //!   slices for a job array and merged back;
 //! - [`report`]: the CSV files, charts, report page, JSON, the resolved scenario and the
-//!   terminal table, rendered from results (bytes out, no I/O);
+//!   terminal tables, rendered from figures and results (bytes out, no I/O);
 //! - [`output`]: the output folder, staged and swapped in whole; [`events`]: `events.csv`,
 //!   streamed while the engines run;
 //! - [`theory`]: exact queueing results (Erlang C, M/D/1, M/D/c) to check and explain the numbers;

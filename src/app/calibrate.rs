@@ -65,7 +65,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
             crate::stdout::eprint_line(&format!("warning: {warning}"));
         }
     } else {
-        crate::stdout::print(terminal::calibration_table(&calibration))?;
+        crate::stdout::print(report::validation::calibration_table(&calibration))?;
         crate::stdout::print(format!("wrote {}\n", out.display()))?;
     }
     Ok(())
@@ -116,14 +116,20 @@ pub(super) fn validate_calibration(args: &ValidateArgs) -> anyhow::Result<()> {
             .write(name, bytes)
             .map_err(|err| IoFailure::new(&staging.path(name), err))
     };
-    write("validation.csv", &validation.csv(&tolerance))?;
-    write("planner.csv", &validation.planner_csv())?;
+    write(
+        "validation.csv",
+        &report::validation::validation_csv(&validation, &tolerance),
+    )?;
+    write("planner.csv", &report::validation::planner_csv(&validation))?;
     let chart = chart::validation_chart(&validation, args.p99_rel).map_err(anyhow::Error::msg)?;
     write("validation.svg", chart.svg.as_bytes())?;
     write("validation.png", &chart.png)?;
     staging.commit()?;
     if !args.quiet {
-        crate::stdout::print(terminal::validation_table(&validation, &tolerance))?;
+        crate::stdout::print(report::validation::validation_table(
+            &validation,
+            &tolerance,
+        ))?;
         crate::stdout::print(format!("wrote {}\n", out.display()))?;
     }
     let misses = validation.misses(&tolerance);

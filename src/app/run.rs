@@ -2,7 +2,7 @@
 //! write the artefacts, print the summary.
 
 use super::*;
-use crate::report::artefacts::{self, RunResults};
+use crate::report::artefacts::{self, OutputFile, RunResults};
 
 pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let overrides = overrides(args.shards.as_ref(), &args.flags)?;
@@ -381,5 +381,21 @@ pub(super) fn write_outputs(
         &simulated.runs,
         &simulated.regions,
     );
-    artefacts::write_all(&results, staging)
+    for artefact in artefacts::RUN_ARTEFACTS {
+        if !artefact.applies(&results) {
+            continue;
+        }
+        let files = artefact
+            .render(&results)
+            .with_context(|| format!("cannot render {}", artefact.name()))?;
+        for file in files {
+            match file {
+                OutputFile::Bytes(name, bytes) => staging.write(&name, &bytes)?,
+                OutputFile::Copy(name, from) => {
+                    std::fs::copy(&from, staging.path(&name))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }

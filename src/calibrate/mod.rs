@@ -830,4 +830,6 @@ impl CalibrationRun {
 }
 
 #[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
 mod tests;

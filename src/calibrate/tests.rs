@@ -1,3 +1,4 @@
+use super::fixtures::*;
 use super::*;
 use crate::model::machine::GrantOrder;
 
@@ -62,34 +63,6 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
     );
 }
 
-fn closed_run(rows: u32, clients: u32, tps: f64) -> CalibrationRun {
-    CalibrationRun::measured_and_fitted(
-        Load {
-            rows,
-            clients,
-            rate_per_s: None,
-            warmup: Duration::ZERO,
-            duration: Duration::from_secs(1),
-        },
-        tps,
-    )
-}
-
-fn measured_twice(first: f64, again: f64) -> Calibration {
-    Calibration {
-        server: "host=/tmp".into(),
-        durability: Durability::postgres_off(),
-        machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
-        runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
-        load_notice: None,
-        again: Some(closed_run(64, 32, again)),
-        stalls: None,
-        spread: None,
-        checkpoints: None,
-        watched_s: None,
-    }
-}
-
 #[test]
 fn the_busiest_loop_measured_twice_says_how_far_the_database_moved_by_itself() {
     let steady = measured_twice(46_826.0, 44_000.0);
@@ -145,39 +118,13 @@ fn the_busiest_loop_measured_twice_says_how_far_the_database_moved_by_itself() {
     assert!(!once.toml().contains("Steadiness"));
 }
 
-/// An open stream over 64 rows at `rate`, 98 of its 100 responses at `p50_us` and two
-/// at `p99_us`.
-fn open_run(rate: f64, p50_us: u64, p99_us: u64) -> CalibrationRun {
-    let load = Load {
-        rows: 64,
-        clients: 64,
-        rate_per_s: Some(rate),
-        warmup: Duration::ZERO,
-        duration: Duration::from_secs(1),
-    };
-    let mut run = CalibrationRun::measured_and_fitted(load, rate);
-    for response_us in [p50_us; 98].into_iter().chain([p99_us; 2]) {
-        run.measured.responses.record(response_us * 1_000);
-    }
-    run
-}
-
 #[test]
 fn a_light_stream_whose_tail_is_hundreds_of_times_its_median_says_the_machine_stalled() {
     // The heaviest stream's long tail is its own queue: only the lightest stream counts.
-    let calibration = |lightest_p99_us| Calibration {
-        runs: vec![
-            closed_run(64, 32, 40_000.0),
-            open_run(7_616.0, 840, 130_000),
-            open_run(1_258.0, 400, lightest_p99_us),
-            open_run(3_095.0, 460, 2_000),
-        ],
-        ..measured_twice(40_000.0, 41_000.0)
-    };
+    let calibration = lightest_stream_at;
     let quiet = calibration(3_600);
     assert_eq!(quiet.stalled_stream(), None, "9 times its median");
     assert!(!quiet.toml().contains("Stalls"));
-    assert!(!crate::report::terminal::calibration_table(&quiet).contains("stalls:"));
     let stalled = calibration(224_000);
     let stalls = stalled.stalled_stream().expect("560 times its median");
     assert_eq!(stalls.rate_per_s, 1_258.0);
@@ -202,11 +149,6 @@ fn a_light_stream_whose_tail_is_hundreds_of_times_its_median_says_the_machine_st
     assert!(read_back[0].contains("stalled"), "{read_back:?}");
     assert!(validate::calibration_warnings(&quiet.toml()).is_empty());
     assert!(toml.lines().all(|line| line.len() <= 90), "{toml}");
-    let table = crate::report::terminal::calibration_table(&stalled);
-    assert!(
-        table.contains("\nstalls: the lightest open stream"),
-        "{table}"
-    );
     // Just past the threshold.
     assert_eq!(calibration(7_900).stalled_stream(), None);
     assert!(calibration(8_100).stalled_stream().is_some());

@@ -24,7 +24,7 @@ use crate::stats::WaitSummary;
 use crate::units::plural;
 
 /// Clients of the closed-loop points.
-const CLOSED_CLIENTS: u32 = 32;
+pub(crate) const CLOSED_CLIENTS: u32 = 32;
 /// Rows of the closed-loop points.
 const CLOSED_ROWS: [u32; 5] = [1, 2, 4, 16, 64];
 /// Rows of the open-stream points.
@@ -635,7 +635,7 @@ fn keeps_up(load: &Load, tps: f64) -> bool {
 }
 
 /// A point from its repeats (at least one) and its prediction.
-fn point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
+pub(crate) fn point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
     let measured_tps = median(repeats.iter().map(|r| r.tps));
     let figure = |of: fn(&WaitSummary) -> u64| {
         median(repeats.iter().map(|r| of(&r.responses) as f64)).round() as u64
@@ -765,10 +765,11 @@ impl Validation {
     }
 }
 
-mod output;
 mod predict;
 
 use predict::{one_row_peak, predict, predict_over_spread, spread_slower};
 
+#[cfg(test)]
+pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 //! The files `shardsim run` writes, each a type that says when it applies and renders its
 //! bytes from the results, listed once in [`RUN_ARTEFACTS`] (as hyperfine lists its
-//! exporters). [`write_all`] renders every artefact that applies into the staging folder;
-//! `events.csv`, streamed while the engines run, is the one file written elsewhere.
+//! exporters). Rendering does no I/O: a run writes every artefact that applies into its staging
+//! folder (`events.csv`, streamed while the engines run, is the one file written elsewhere).
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,6 @@ use crate::scenario::{ArrivalPlan, Scenario};
 use super::chart::{self, Chart};
 use super::{csv, html, regions};
 use crate::figures::{SummaryRow, by_policy};
-use crate::output::Staging;
 
 /// Traces up to this size are copied into the output folder so that it reproduces the run
 /// alone; larger ones are referred to by absolute path.
@@ -100,27 +99,6 @@ pub const RUN_ARTEFACTS: &[&dyn Artefact] = &[
     &ReportPage,
     &ResolvedScenario,
 ];
-
-/// Renders every artefact that applies to `results` into `staging`.
-pub fn write_all(results: &RunResults, staging: &Staging) -> anyhow::Result<()> {
-    for artefact in RUN_ARTEFACTS {
-        if !artefact.applies(results) {
-            continue;
-        }
-        let files = artefact
-            .render(results)
-            .with_context(|| format!("cannot render {}", artefact.name()))?;
-        for file in files {
-            match file {
-                OutputFile::Bytes(name, bytes) => staging.write(&name, &bytes)?,
-                OutputFile::Copy(name, from) => {
-                    std::fs::copy(&from, staging.path(&name))?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
 
 fn bytes(name: &str, bytes: Vec<u8>) -> anyhow::Result<Vec<OutputFile>> {
     Ok(vec![OutputFile::Bytes(name.to_string(), bytes)])

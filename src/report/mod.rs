@@ -13,6 +13,7 @@
 //! - [`table`]: the summary table's cells for people, shared by the terminal and the page;
 //! - [`units`] (the ground floor's, re-exported): human units, thousands separators and plurals;
 //! - [`terminal`]: the table printed after a run;
+//! - [`validation`]: the tables and CSV files of `calibrate` and `validate`;
 //! - [`plan`]: `plan.csv`, `plan.json` and the plan's text;
 //! - [`check`]: the diff table of a check.
 
@@ -29,4 +30,5 @@ pub mod reading;
 pub mod regions;
 pub mod table;
 pub mod terminal;
+pub mod validation;
 pub use crate::units;

@@ -10,6 +10,7 @@ mod commit;
 mod common;
 mod database;
 mod determinism;
+mod floors;
 mod fuzzing;
 mod grid;
 mod likes;

@@ -233,3 +233,79 @@ fn draw_range<DB: DrawingBackend>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::load::Load;
+    use crate::calibrate::validate::fixtures::*;
+    use crate::calibrate::validate::*;
+
+    #[test]
+    fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
+        let closed = Load {
+            rate_per_s: None,
+            clients: 32,
+            ..open_load()
+        };
+        let one_row = Load {
+            rows: 1,
+            ..open_load()
+        };
+        let points = vec![
+            point(
+                closed,
+                vec![measured_repeat(3_000.0, 40, true)],
+                predicted_at(3_100.0, 45, true),
+            ),
+            point(
+                open_load(),
+                vec![
+                    measured_repeat(1_000.0, 2, true),
+                    measured_repeat(990.0, 3, true),
+                ],
+                predicted_at(1_000.0, 3, true),
+            ),
+            // Kept up where the model says it falls behind: on the throughput panel only,
+            // ringed.
+            point(
+                one_row,
+                vec![measured_repeat(995.0, 5, true)],
+                predicted_at(700.0, 900, false),
+            ),
+            // Fell behind, as predicted: a cross on the throughput panel only.
+            point(
+                one_row,
+                vec![measured_repeat(600.0, 900, false)],
+                predicted_at(620.0, 950, false),
+            ),
+        ];
+        let chart = validation_chart(&validation_of(points), 0.25).unwrap();
+        for text in [
+            "throughput",
+            "p99 response (points that kept up)",
+            "measured p99",
+            "p99 within ±25% (a box touching it passes)",
+        ] {
+            assert!(chart.svg.contains(text), "{text}");
+        }
+        let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
+        // Dots: three that kept up on the throughput panel, the two the tolerance judges on
+        // the p99 panel, and the legend's; rings: the stability that differs and the legend's.
+        assert_eq!(count("7"), 3 + 2 + 1);
+        assert_eq!(count("13"), 1 + 1);
+        let boxes = chart.svg.matches("<rect").count();
+        let none_kept_up = vec![point(
+            one_row,
+            vec![measured_repeat(600.0, 900, false)],
+            predicted_at(620.0, 950, false),
+        )];
+        // None kept up: the throughput panel's cross, and on the p99 panel only the legend's dot.
+        let chart = validation_chart(&validation_of(none_kept_up), 0.25).unwrap();
+        let count = |radius: &str| chart.svg.matches(&format!("r=\"{radius}\"")).count();
+        assert_eq!((count("7"), count("13")), (1, 1), "{}", chart.svg.len());
+        assert!(chart.svg.contains("p99 response (points that kept up)"));
+        // A box on the p99 panel for each point judged there: two more than without any.
+        assert_eq!(boxes - chart.svg.matches("<rect").count(), 2);
+    }
+}
