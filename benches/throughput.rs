@@ -41,7 +41,7 @@ fn scenario() -> Scenario {
 }
 
 fn arrivals(scenario: &Scenario) -> Vec<Arrival> {
-    let mut source = ArrivalSource::open(scenario.stream_plan(), scenario.seed).expect("opens");
+    let mut source = ArrivalSource::open(scenario.stream_plan(), scenario.seed()).expect("opens");
     let mut all = Vec::new();
     source
         .fill(&mut all, usize::MAX)
@@ -116,7 +116,7 @@ fn throughput(c: &mut Criterion) {
                 || {
                     Pipeline::new(
                         sweep::engine_config(&on_pipeline, on_pipeline.variants()[0], 0),
-                        std::sync::Arc::clone(&on_pipeline.machine),
+                        std::sync::Arc::clone(on_pipeline.machine()),
                         NoEvents,
                     )
                 },

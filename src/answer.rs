@@ -32,7 +32,7 @@ use crate::sweep::{self, NoProgress};
 /// open stream (a closed loop's load follows its rows, so its peak is only known from its
 /// run) and fixed row counts (an adaptive run's ceiling is its own).
 pub fn can_search(scenario: &Scenario) -> bool {
-    !matches!(scenario.arrivals, ArrivalPlan::Closed(_)) && scenario.adaptive.is_none()
+    !matches!(scenario.arrivals(), ArrivalPlan::Closed(_)) && scenario.adaptive().is_none()
 }
 
 /// What is known of one policy's answer so far.
@@ -68,8 +68,8 @@ impl PolicySearch {
     /// known, one at a time until one meets the target).
     fn next_round(&mut self, scenario: &Scenario, has_target: bool) -> Vec<u32> {
         let mut round = Vec::new();
-        while !self.settled(has_target) && self.next < scenario.shards.len() {
-            let shards = scenario.shards[self.next];
+        while !self.settled(has_target) && self.next < scenario.shards().len() {
+            let shards = scenario.shards()[self.next];
             self.next += 1;
             let peak = lowest_peak_utilization(scenario, shards);
             if peak >= 1.0 {
@@ -94,7 +94,8 @@ impl PolicySearch {
             if self.stable.is_none() && row.verdict() == Verdict::Stable {
                 self.stable = Some(row.shards);
             }
-            if scenario.slo.is_set() && self.meets_target.is_none() && row.meets(&scenario.slo) {
+            if scenario.slo().is_set() && self.meets_target.is_none() && row.meets(&scenario.slo())
+            {
                 self.meets_target = Some(row.shards);
             }
             self.rows.push(row);
@@ -129,9 +130,9 @@ pub enum Work {
 /// The increments of the first round of `scenario`'s search (which [`can_search`] allows):
 /// what is known to be simulated before any run, for the progress bar and its estimate.
 pub fn first_round_increments(scenario: &Scenario) -> u64 {
-    let has_target = scenario.slo.is_set();
+    let has_target = scenario.slo().is_set();
     let runs: usize = scenario
-        .policies
+        .policies()
         .iter()
         .map(|&policy| {
             PolicySearch::new(policy)
@@ -147,7 +148,7 @@ fn round_increments(scenario: &Scenario, runs: usize) -> u64 {
     scenario
         .expected_arrivals()
         .saturating_mul(runs as u64)
-        .saturating_mul(u64::from(scenario.replications))
+        .saturating_mul(u64::from(scenario.replications()))
 }
 
 /// The answer of `configuration` (which [`can_search`] allows) as its block of `sweep.csv`,
@@ -159,9 +160,9 @@ pub fn search(
     progress: &(dyn Fn(Work) + Sync),
 ) -> Result<(ConfigBlock, u64), InputError> {
     let scenario = &configuration.scenario;
-    let has_target = scenario.slo.is_set();
+    let has_target = scenario.slo().is_set();
     let mut searches: Vec<PolicySearch> = scenario
-        .policies
+        .policies()
         .iter()
         .copied()
         .map(PolicySearch::new)
@@ -182,7 +183,7 @@ pub fn search(
         }
         let mut rows = simulate(scenario, &variants)?;
         progress(Work::Done(work));
-        simulated += rows.len() as u64 * u64::from(scenario.replications);
+        simulated += rows.len() as u64 * u64::from(scenario.replications());
         for (search, round) in searches.iter_mut().zip(&rounds) {
             let rest = rows.split_off(round.len());
             search.record(std::mem::replace(&mut rows, rest), scenario);
@@ -251,13 +252,13 @@ fn remedy_at_the_most_rows(
     searches: &[PolicySearch],
     progress: &(dyn Fn(Work) + Sync),
 ) -> Result<(&'static str, u64), InputError> {
-    if scenario.likes.is_none() && scenario.machine.is_empty() {
+    if scenario.likes().is_none() && scenario.machine().is_empty() {
         // Without a likes table or a machine only more rows can help, whatever the run says.
         return Ok((remedy(&[]), 0));
     }
     let last = searches.last().expect("a scenario has a policy");
     let most = scenario
-        .shards
+        .shards()
         .iter()
         .copied()
         .max()
@@ -274,5 +275,5 @@ fn remedy_at_the_most_rows(
     progress(Work::Planned(work));
     let rows = simulate(scenario, &[variant])?;
     progress(Work::Done(work));
-    Ok((remedy(&rows), u64::from(scenario.replications)))
+    Ok((remedy(&rows), u64::from(scenario.replications())))
 }

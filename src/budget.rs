@@ -292,7 +292,7 @@ fn over_segments(segments: &[RateSegment]) -> f64 {
 pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let variants = scenario.variants();
     let variant_count = variants.len() as u64;
-    let replications = u64::from(scenario.replications);
+    let replications = u64::from(scenario.replications());
     // Replication 0, then the others in batches of one per thread (see `sweep`).
     let in_flight = replications.min(1 + threads as u64);
     let live_engines = variant_count * in_flight;
@@ -300,7 +300,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let window_bytes = windows * size_of::<WindowRow>() as u64;
     let (first_run, later_run) = run_bytes(scenario);
     let arrivals = scenario.expected_arrivals() as f64;
-    let trace_keys = match &scenario.arrivals {
+    let trace_keys = match &scenario.arrivals() {
         ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
         ArrivalPlan::Poisson { .. } | ArrivalPlan::Closed(_) => 0,
     };
@@ -310,7 +310,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         .iter()
         .map(|variant| fluid_queue(scenario, variant))
         .collect();
-    let late_waits = if scenario.pipeline {
+    let late_waits = if scenario.pipeline() {
         let busy: f64 = queues.iter().map(|q| q.busy_arrivals).sum();
         in_flight * (busy as u64) * LATE_WAIT_BYTES
     } else {
@@ -320,7 +320,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     // and once more while the summary pools it (measured: 1,000 neighbours over 7 shard counts
     // peak at 5.5 GB).
     let neighbours = scenario
-        .features
+        .features()
         .pool
         .as_ref()
         .map_or(0, |pool| pool.neighbours.len() as u64);
@@ -358,7 +358,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     Estimate {
         fixed_bytes: BASE_BYTES + parts.iter().map(|&(_, bytes)| bytes).sum::<u64>(),
         expected_queued,
-        expected_queued_bytes: match (scenario.pipeline, scenario.regions.is_some()) {
+        expected_queued_bytes: match (scenario.pipeline(), scenario.regions().is_some()) {
             (true, _) => PIPELINE_RESIDENT_BYTES,
             (false, true) => EXACT_QUEUED_BYTES + REGION_QUEUED_BYTES,
             (false, false) => EXACT_QUEUED_BYTES,
@@ -366,7 +366,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         output_bytes: variant_count * windows * OUTPUT_WINDOW_BYTES,
         largest,
         live_engines,
-        queued_bytes: if scenario.pipeline {
+        queued_bytes: if scenario.pipeline() {
             PIPELINE_QUEUED_BYTES
         } else {
             QUEUED_BYTES
@@ -418,22 +418,22 @@ pub struct FluidQueue {
 /// busiest key, or each region's). A closed loop's queue is bounded by its clients, which
 /// [`estimate`]'s other parts count.
 pub fn fluid_queue(scenario: &Scenario, variant: &Variant) -> FluidQueue {
-    let segments: Vec<RateSegment> = match &scenario.arrivals {
+    let segments: Vec<RateSegment> = match &scenario.arrivals() {
         ArrivalPlan::Poisson { segments } => segments.clone(),
         ArrivalPlan::Trace(_) => vec![RateSegment {
-            end: scenario.horizon,
+            end: scenario.horizon(),
             rate_per_s: scenario.peak_total_per_s(),
         }],
         ArrivalPlan::Closed(_) => Vec::new(),
     };
-    let features = &scenario.features;
+    let features = &scenario.features();
     // Batching servers send one increment a flush each: the rows see at most that rate.
     let batched_per_s = features
         .batching
         .as_ref()
         .map(|b| f64::from(b.servers) * 1e9 / b.flush.max(1) as f64);
     let rows = if variant.adaptive {
-        scenario.adaptive.map_or(variant.shards, |a| a.max)
+        scenario.adaptive().map_or(variant.shards, |a| a.max)
     } else {
         variant.shards
     };
@@ -443,7 +443,7 @@ pub fn fluid_queue(scenario: &Scenario, variant: &Variant) -> FluidQueue {
     } else {
         f64::INFINITY
     };
-    let shares: Vec<f64> = match &scenario.regions {
+    let shares: Vec<f64> = match &scenario.regions() {
         Some(regions) => regions.shares.clone(),
         None => vec![scenario.hot_key_share()],
     };
@@ -451,7 +451,7 @@ pub fn fluid_queue(scenario: &Scenario, variant: &Variant) -> FluidQueue {
     // transaction, holds it through the row's hold): by post the key's likes share one
     // partition; by (post, user) they spread over all.
     let partition_capacity = |share: f64| {
-        scenario.likes.as_ref().map_or(f64::INFINITY, |likes| {
+        scenario.likes().map_or(f64::INFINITY, |likes| {
             let held_ns = likes.insert_hold.mean_ns()
                 + if likes.same_transaction {
                     scenario.row_hold_ns()
@@ -519,15 +519,15 @@ struct LockingReads {
 /// The scenario's locking reads, if its reads lock the rows on every read (a cached total
 /// locks only at its rare rebuilds, which the fluid leaves out).
 fn locking_reads(scenario: &Scenario, rows: u32) -> Option<LockingReads> {
-    let reads = scenario.features.reads.as_ref()?;
+    let reads = scenario.features().reads.as_ref()?;
     if !reads.lock || reads.mode != crate::model::clients::ReadMode::Sum {
         return None;
     }
-    let likes = match &scenario.arrivals {
+    let likes = match &scenario.arrivals() {
         ArrivalPlan::Poisson { segments } => over_segments(segments),
         ArrivalPlan::Trace(_) | ArrivalPlan::Closed(_) => scenario.expected_arrivals() as f64,
     };
-    let read_requests = scenario.read_segments.as_deref().map_or(0.0, over_segments);
+    let read_requests = scenario.read_segments().map_or(0.0, over_segments);
     Some(LockingReads {
         per_like: read_requests / likes.max(1.0) * f64::from(reads.feed_size),
         hold_s: ns_to_s(reads.lock_hold),
@@ -588,7 +588,7 @@ fn fluid_over(
 /// the behaviours'), and each later one's (its summary and the behaviours' histograms, which
 /// are pooled over replications).
 fn run_bytes(scenario: &Scenario) -> (u64, u64) {
-    let features = &scenario.features;
+    let features = &scenario.features();
     let neighbours = features
         .pool
         .as_ref()
@@ -612,7 +612,7 @@ fn engine_rows_bytes(scenario: &Scenario, variants: &[Variant], arrivals: f64) -
     } else {
         0
     };
-    let random_lines = if scenario.machine.grant_order == GrantOrder::Random {
+    let random_lines = if scenario.machine().grant_order == GrantOrder::Random {
         (keys + key_rows) * RANDOM_LINE_BYTES
     } else {
         0
@@ -628,7 +628,7 @@ fn engine_rows_bytes(scenario: &Scenario, variants: &[Variant], arrivals: f64) -
 /// A trace's extra copies waiting in a heap for up to the jitter (one replay per replication
 /// in flight).
 fn copies_waiting_bytes(scenario: &Scenario, in_flight: u64) -> u64 {
-    match &scenario.arrivals {
+    match &scenario.arrivals() {
         ArrivalPlan::Trace(info) if info.traffic.scale > 1.0 => {
             let waiting =
                 scenario.peak_total_per_s() * crate::time::ns_to_s(info.traffic.jitter) + 1.0;
@@ -640,12 +640,12 @@ fn copies_waiting_bytes(scenario: &Scenario, in_flight: u64) -> u64 {
 
 /// The requests one run serves: the likes with every retry, the reads and the neighbours'.
 fn requests_per_run(scenario: &Scenario, arrivals: f64) -> f64 {
-    let features = &scenario.features;
+    let features = &scenario.features();
     let retries = features
         .client
         .as_ref()
         .map_or(1.0, |c| 1.0 + f64::from(c.retries));
-    let reads = scenario.read_segments.as_deref().map_or(0.0, over_segments);
+    let reads = scenario.read_segments().map_or(0.0, over_segments);
     let neighbour_requests: f64 = features.pool.as_ref().map_or(0.0, |pool| {
         pool.neighbours.iter().map(|n| n.rate_per_s).sum::<f64>() * scenario.duration_s()
     });
@@ -656,13 +656,13 @@ fn requests_per_run(scenario: &Scenario, arrivals: f64) -> f64 {
 /// every other region, and the reconciliation's passes.
 fn periodic_events(scenario: &Scenario) -> f64 {
     let seconds = scenario.duration_s();
-    let syncs = scenario.regions.as_ref().map_or(0.0, |plan| {
+    let syncs = scenario.regions().map_or(0.0, |plan| {
         let regions = plan.names.len() as f64;
         let per_s = 1e9 / plan.sync_every.max(1) as f64;
         seconds * per_s * regions * (regions - 1.0).max(1.0)
     });
     let passes = scenario
-        .likes
+        .likes()
         .as_ref()
         .and_then(|plan| plan.reconcile.as_ref())
         .map_or(0.0, |r| seconds * 1e9 / r.every.max(1) as f64);
@@ -687,19 +687,19 @@ fn touched_keys_and_rows(scenario: &Scenario, variants: &[Variant], arrivals: f6
         .max()
         .unwrap_or(0);
     let adaptive = scenario
-        .adaptive
+        .adaptive()
         .filter(|_| variants.iter().any(|v| v.adaptive));
     let grown = adaptive.map_or(0, |a| 2 * u64::from(a.max));
     let start = adaptive.map_or(0, |a| u64::from(a.start));
     let count = scenario.key_count() as u64;
-    let synthetic = matches!(scenario.arrivals, ArrivalPlan::Poisson { .. })
-        && scenario.regions.is_none()
+    let synthetic = matches!(scenario.arrivals(), ArrivalPlan::Poisson { .. })
+        && scenario.regions().is_none()
         && count > 1;
     if !synthetic {
         let keys = count.min(arrivals.max(1.0) as u64).max(1);
         return (keys, keys * fixed.max(start + grown));
     }
-    let plan = &scenario.keys;
+    let plan = &scenario.keys();
     let peak = scenario.peak_total_per_s();
     let meetings_per_share2 = peak * peak * scenario.row_hold_ns() / 1e9 * scenario.duration_s();
     let (mut touched, mut growth) = (0.0, 0.0);
@@ -770,8 +770,8 @@ pub fn admit(scenario: &Scenario, estimate: &Estimate, budget: &Budget) -> Resul
     let budget = *budget;
     if estimate.requests > MAX_REQUESTS {
         return Err(InputError::scenario(
-            &scenario.path,
-            if scenario.replications > 1 {
+            scenario.path(),
+            if scenario.replications() > 1 {
                 "replications"
             } else {
                 "duration_s"
@@ -781,7 +781,7 @@ pub fn admit(scenario: &Scenario, estimate: &Estimate, budget: &Budget) -> Resul
                  one run may take (about an hour on two cores); shorten the period, lower the rate or simulate fewer shard counts",
                 estimate.requests,
                 scenario.variants().len(),
-                scenario.replications,
+                scenario.replications(),
                 MAX_REQUESTS
             ),
         ));
@@ -790,7 +790,7 @@ pub fn admit(scenario: &Scenario, estimate: &Estimate, budget: &Budget) -> Resul
     if estimate.fixed_bytes.saturating_add(queues_min) > budget {
         let (field, bytes) = estimate.largest;
         return Err(InputError::scenario(
-            &scenario.path,
+            scenario.path(),
             field,
             format!(
                 "the run would need about {} of memory ({} of it for this field), more than {source} of {}; \

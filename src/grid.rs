@@ -92,7 +92,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
     let rows =
         grid_report::read_sweep(grid.fields.len(), &sweep_csv).map_err(anyhow::Error::msg)?;
     let unmet = rows.iter().filter(|r| r.recommended.is_none()).count();
-    if first.slo.is_set() && unmet > 0 && !run.no_fail {
+    if first.slo().is_set() && unmet > 0 && !run.no_fail {
         let mut remedies: Vec<&str> = blocks.iter().filter_map(|block| block.remedy).collect();
         remedies.sort_unstable();
         remedies.dedup();
@@ -104,7 +104,7 @@ pub fn run(grid: &Grid, run: &GridRun<'_>) -> anyhow::Result<()> {
             "{unmet} of the {} configurations × policies meet no target of [slo] ({}) at any simulated shard count; \
              the results are in {}; {remedy}, or pass --no-fail to only report",
             rows.len(),
-            first.slo,
+            first.slo(),
             run.out_dir.display()
         ))
         .into());
@@ -167,7 +167,7 @@ fn run_slice(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow::Re
     if run.print {
         crate::stdout::print(format!(
             "{}: slice {} of {} — {} of the {} units (configurations × replications)\n",
-            first.name,
+            first.name(),
             partition.slice,
             partition.slices,
             held.len(),
@@ -284,7 +284,7 @@ fn search_with_progress(
                 scenario
                     .expected_arrivals()
                     .saturating_mul(scenario.variants().len() as u64)
-                    .saturating_mul(u64::from(scenario.replications))
+                    .saturating_mul(u64::from(scenario.replications()))
             })
             .sum();
         bar.println(format!(
@@ -345,18 +345,18 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
     })?;
     Ok(Manifest {
         shardsim: version.to_owned(),
-        scenario: first.name.clone(),
+        scenario: first.name().to_owned(),
         scenario_path,
         overrides: run.overrides.clone(),
         fingerprint: partition::run_fingerprint(run.text, run.overrides),
-        seed: first.seed,
+        seed: first.seed(),
         slice: partition.slice,
         slices: partition.slices,
         configurations: grid.configurations.len(),
         units: partition::units(grid).len(),
         fields: grid.fields.clone(),
         target: target_text(first),
-        shard_counts: first.shards.len(),
+        shard_counts: first.shards().len(),
         held: Vec::new(),
         runs_fingerprint: String::new(),
         covers: Vec::new(),
@@ -367,8 +367,8 @@ fn head_manifest(grid: &Grid, run: &GridRun<'_>, partition: Partition) -> anyhow
 
 /// How the grid's recommendation is chosen, for the terminal.
 fn target_text(scenario: &Scenario) -> String {
-    if scenario.slo.is_set() {
-        format!("the smallest meeting {}", scenario.slo)
+    if scenario.slo().is_set() {
+        format!("the smallest meeting {}", scenario.slo())
     } else {
         "the smallest stable at the peak".to_owned()
     }
@@ -379,7 +379,7 @@ fn scenario_toml(scenario: &Scenario, text: &str) -> String {
         "# The scenario as given to shardsim {} (from {}), with its [sweep]: each configuration's\n\
          # values are the leading columns of summary.csv, timeseries.csv and sweep.csv.\n\n{text}",
         env!("CARGO_PKG_VERSION"),
-        scenario.path.display()
+        scenario.path().display()
     )
 }
 

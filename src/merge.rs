@@ -145,7 +145,7 @@ impl Sources {
         let mut units = 0;
         for configuration in &grid.configurations {
             first_unit.push(units);
-            units += configuration.scenario.replications as usize;
+            units += configuration.scenario.replications() as usize;
         }
         let mut sources = Sources {
             unit: vec![None; units],
@@ -163,7 +163,7 @@ impl Sources {
                 let reps = grid
                     .configurations
                     .get(configuration)
-                    .map_or(0, |c| c.scenario.replications);
+                    .map_or(0, |c| c.scenario.replications());
                 if replication >= reps {
                     return Err(foreign());
                 }
@@ -202,7 +202,7 @@ impl Sources {
     /// The grid-order indexes of a configuration's units.
     fn units_of(&self, grid: &Grid, configuration: usize) -> std::ops::Range<usize> {
         let first = self.first_unit[configuration];
-        first..first + grid.configurations[configuration].scenario.replications as usize
+        first..first + grid.configurations[configuration].scenario.replications() as usize
     }
 
     /// Whether some input holds every unit of `configuration`.

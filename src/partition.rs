@@ -182,7 +182,7 @@ pub struct UnitRuns {
 pub fn units(grid: &crate::scenario::grid::Grid) -> Vec<(usize, u32)> {
     grid.configurations
         .iter()
-        .flat_map(|c| (0..c.scenario.replications).map(move |r| (c.index, r)))
+        .flat_map(|c| (0..c.scenario.replications()).map(move |r| (c.index, r)))
         .collect()
 }
 

@@ -17,7 +17,7 @@ use crate::figures::{SummaryRow, summarize};
 use crate::model::Policy;
 use crate::model::hold::HoldDist;
 use crate::model::time::s_f64_to_ns;
-use crate::scenario::{ArrivalPlan, RateSegment, Scenario, Slo};
+use crate::scenario::{ArrivalPlan, Scenario, Slo};
 use crate::sweep::{self, NoProgress};
 use crate::theory;
 
@@ -67,7 +67,7 @@ fn machine_words(machine: &crate::model::MachineModel) -> String {
 /// What the machine's stalls say about a plan's tail: how many the simulated peak met, and
 /// whether the calibration they were fitted from saw enough of them to trust a p99 they make.
 fn stall_note(base: &Scenario, settings: &PlanSettings) -> Option<String> {
-    let stalls = base.machine.stalls.as_ref()?;
+    let stalls = base.machine().stalls.as_ref()?;
     let simulated_ns =
         (settings.duration_s + settings.warmup_s) * 1e9 * f64::from(settings.replications);
     let met = simulated_ns * stalls.rate_per_ns();
@@ -246,11 +246,10 @@ pub fn plan_each_policy(
     targets: Slo,
     settings: PlanSettings,
 ) -> Result<Vec<Plan>, InputError> {
-    base.policies
+    base.policies()
         .iter()
         .map(|&policy| {
-            let mut one = base.clone();
-            one.policies = vec![policy];
+            let one = base.with_policy(policy, base.name().to_owned());
             plan(&one, targets, settings)
         })
         .collect()
@@ -297,14 +296,14 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         })
     });
     Ok(Plan {
-        scenario: base.name.clone(),
+        scenario: base.name().to_owned(),
         peak_per_s,
         mean_hold_ms: mean_hold_s * 1e3,
-        hold_dist: hold_name(&base.hold),
-        has_machine: !base.machine.is_empty(),
-        machine_words: machine_words(&base.machine),
-        policy: base.policies[0],
-        traffic: base.traffic.scale,
+        hold_dist: hold_name(base.hold()),
+        has_machine: !base.machine().is_empty(),
+        machine_words: machine_words(base.machine()),
+        policy: base.policies()[0],
+        traffic: base.traffic().scale,
         targets,
         settings,
         answer,
@@ -363,7 +362,7 @@ fn smallest_meeting(
 /// Why no shard count can meet a target when the peak over all keys reaches the machine's
 /// ceiling (times the utilization limit): more rows cannot raise it.
 fn machine_bound_reason(base: &Scenario, limit: f64) -> Option<String> {
-    let (ceiling, part) = base.machine.ceiling_per_s()?;
+    let (ceiling, part) = base.machine().ceiling_per_s()?;
     let peak = base.peak_total_per_s();
     (peak >= ceiling * limit).then(|| {
         format!(
@@ -382,7 +381,7 @@ fn machine_bound_reason(base: &Scenario, limit: f64) -> Option<String> {
 /// more than it takes at the peak (its line is in front of the rows; more rows cannot
 /// shorten it).
 fn likes_bound_reason(base: &Scenario) -> Option<String> {
-    let likes = base.likes.as_ref()?;
+    let likes = base.likes()?;
     let peak = base.peak_total_per_s();
     let load = likes.hot_partition_load(base.peak_offered_per_s(), peak, base.row_hold_ns());
     (load >= 1.0).then(|| {
@@ -403,9 +402,9 @@ fn likes_bound_reason(base: &Scenario) -> Option<String> {
 /// Refuses a plan that would simulate more than one run may take ([`MAX_REQUESTS`]): the
 /// peak rate × (warm-up + duration) × replications × the shard counts a search tries.
 pub fn admit(base: &Scenario, settings: PlanSettings) -> Result<(), InputError> {
-    if matches!(base.arrivals, ArrivalPlan::Closed(_)) {
+    if matches!(base.arrivals(), ArrivalPlan::Closed(_)) {
         return Err(InputError::scenario(
-            &base.path,
+            base.path(),
             "arrivals.clients",
             "plan searches shard counts for an open stream of arrivals at the peak; a closed loop's load follows its rows, so compare shard counts with shardsim run",
         ));
@@ -441,22 +440,15 @@ fn min_shards_for_utilization(load: f64, limit: f64) -> u32 {
 
 /// `base` as a steady Poisson stream at its peak rate, with the plan's period and replications.
 fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
-    let mut peak = base.clone();
     let warmup = s_f64_to_ns(settings.warmup_s);
     let horizon = warmup + s_f64_to_ns(settings.duration_s);
-    peak.arrivals = ArrivalPlan::Poisson {
-        segments: vec![RateSegment {
-            end: horizon,
-            rate_per_s: base.peak_total_per_s(),
-        }],
-    };
-    peak.horizon = horizon;
-    peak.warmup = warmup;
-    peak.window = horizon;
-    peak.replications = settings.replications;
     // The plan answers a static shard count; the adaptive policy is `run`'s to compare.
-    peak.adaptive = None;
-    peak
+    base.at_steady_peak(
+        base.peak_total_per_s(),
+        warmup,
+        horizon,
+        settings.replications,
+    )
 }
 
 /// Simulates `shards` rows at `base`'s peak as `plan` does, without searching (for checks and
@@ -471,8 +463,7 @@ pub fn evaluate_at(
 }
 
 fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, InputError> {
-    let mut scenario = peak.clone();
-    scenario.shards = vec![shards];
+    let scenario = peak.with_shards(vec![shards]);
     let (mut runs, _) =
         sweep::run_replications(&scenario, vec![crate::model::NoEvents], &NoProgress)?;
     let row = summarize(&scenario, &runs.remove(0));
@@ -490,15 +481,15 @@ fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, I
 pub fn exact_theory(scenario: &Scenario, shards: u32) -> Option<Theory> {
     // The queueing formulas know one key's rows and the row's hold alone, not a machine
     // behind it.
-    if scenario.keys.count > 1 || !scenario.machine.is_empty() {
+    if scenario.keys().count > 1 || !scenario.machine().is_empty() {
         return None;
     }
     let rate_per_ms = scenario.peak_offered_per_s() / 1e3;
-    let hold_ms = scenario.hold.mean_ns() / 1e6;
+    let hold_ms = scenario.hold().mean_ns() / 1e6;
     if rate_per_ms * hold_ms >= f64::from(shards) {
         return None;
     }
-    match (&scenario.hold, scenario.policies[0]) {
+    match (&scenario.hold(), scenario.policies()[0]) {
         (HoldDist::Exponential { .. }, Policy::EarliestFree) => {
             let mu = 1.0 / hold_ms;
             Some(Theory {
@@ -594,7 +585,7 @@ fn unmet_reason(
             row.shards,
             duration(row.waits_upper().p99_ns),
             duration(row.waits_upper().p999_ns),
-            row.peak_utilization
+            row.peak_utilization()
         ),
         (None, _) => format!("no shard count up to {max_shards} meets every target"),
     }

@@ -45,7 +45,7 @@ impl ProgressBars {
         // Every replication feeds the same shard count's bar.
         let total = scenario
             .expected_arrivals()
-            .saturating_mul(u64::from(scenario.replications))
+            .saturating_mul(u64::from(scenario.replications()))
             .max(1);
         let variants = scenario.variants();
         let labels: Vec<String> = variants

@@ -41,27 +41,26 @@ pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) ->
     EngineConfig {
         shards: variant.shards,
         policy: variant.policy,
-        skip_locked: scenario.skip_locked,
-        horizon: scenario.horizon,
-        window: scenario.window,
-        window_count: scenario.window_count(),
+        skip_locked: scenario.skip_locked(),
+        horizon: scenario.horizon(),
+        window: scenario.window(),
         key_hint: scenario.key_count(),
-        measure_from: scenario.warmup,
-        features: std::sync::Arc::clone(&scenario.features),
+        measure_from: scenario.warmup(),
+        features: std::sync::Arc::clone(scenario.features()),
         seed: scenario.replication_seed(replication),
         hot_keys: if scenario.key_count() > 1 {
-            scenario.keys.report_top
+            scenario.keys().report_top
         } else {
             0
         },
         adaptive: if variant.adaptive {
-            scenario.adaptive
+            scenario.adaptive()
         } else {
             None
         },
         hot_key: scenario.hot_key(),
-        queue_limit: scenario.queue_limit,
-        likes: scenario.likes.clone(),
+        queue_limit: scenario.queue_limit(),
+        likes: scenario.likes().cloned(),
     }
 }
 
@@ -99,14 +98,14 @@ fn run_variants<O: Observer + Send>(
         .zip(observers)
         .map(|(variant, observer)| {
             let config = engine_config(scenario, variant, replication);
-            if scenario.pipeline {
+            if scenario.pipeline() {
                 Simulator::on_pipeline(scenario, config, observer)
             } else {
                 Simulator::Exact(Box::new(Engine::new(config, observer)))
             }
         })
         .collect();
-    if let ArrivalPlan::Closed(closed) = &scenario.arrivals {
+    if let ArrivalPlan::Closed(closed) = &scenario.arrivals() {
         return run_closed(scenario, replication, closed, engines, progress);
     }
     feed_and_finish(scenario, replication, engines, progress)
@@ -186,7 +185,7 @@ impl<O: Observer> Simulator<O> {
     /// The pipeline for `config` on the scenario's machine, with its stall-free twin when the
     /// machine stalls.
     fn on_pipeline(scenario: &Scenario, config: EngineConfig, observer: O) -> Self {
-        let machine = Arc::clone(&scenario.machine);
+        let machine = Arc::clone(scenario.machine());
         let twin = machine.stalls.as_ref().map(|_| {
             let calm = Arc::new(MachineModel {
                 stalls: None,
@@ -220,13 +219,13 @@ impl<O: Observer> Simulator<O> {
 
     /// Starts a closed loop that runs beside an open stream of other requests.
     fn start_clients(&mut self, closed: &ClosedLoop, scenario: &Scenario, seed: u64) {
-        let popularity = scenario.keys.popularity();
+        let popularity = scenario.keys().popularity();
         let Simulator::Pipeline(pipeline, twin) = self else {
             unreachable!("a scenario puts its closed loop on the pipeline")
         };
-        pipeline.start_clients(closed, &scenario.hold, popularity, seed);
+        pipeline.start_clients(closed, scenario.hold(), popularity, seed);
         if let Some(twin) = twin {
-            twin.start_clients(closed, &scenario.hold, popularity, seed);
+            twin.start_clients(closed, scenario.hold(), popularity, seed);
         }
     }
 
@@ -238,14 +237,14 @@ impl<O: Observer> Simulator<O> {
         seed: u64,
         progress: &mut dyn FnMut(u64),
     ) -> (ShardRun, O) {
-        let popularity = scenario.keys.popularity();
+        let popularity = scenario.keys().popularity();
         let Simulator::Pipeline(pipeline, twin) = self else {
             unreachable!("a scenario puts its closed loop on the pipeline")
         };
-        let run = pipeline.run_closed(closed, &scenario.hold, popularity, seed, progress);
+        let run = pipeline.run_closed(closed, scenario.hold(), popularity, seed, progress);
         let twin = twin.map(|twin| {
             let mut silent = |_: u64| {};
-            twin.run_closed(closed, &scenario.hold, popularity, seed, &mut silent)
+            twin.run_closed(closed, scenario.hold(), popularity, seed, &mut silent)
                 .0
         });
         with_twin(run, twin)
@@ -283,7 +282,7 @@ pub fn run_replications_of<O: Observer + Send>(
     // memory budget counts on it): the first, with the observers, beside the next ones; only
     // the first keeps its time series.
     let threads = rayon::current_num_threads().max(1);
-    let rest: Vec<u32> = (1..scenario.replications).collect();
+    let rest: Vec<u32> = (1..scenario.replications()).collect();
     let (beside_first, later) = rest.split_at((threads - 1).min(rest.len()));
     let (first, beside) = rayon::join(
         || run_variants(scenario, variants, 0, observers, progress),

@@ -22,10 +22,10 @@ pub(super) fn is_summary_header(line: &str) -> bool {
 /// scenario's folder.
 pub(super) fn baseline_path(args: &CheckArgs, scenario: &Scenario) -> PathBuf {
     args.baseline.clone().unwrap_or_else(|| {
-        let folder = scenario.path.parent().unwrap_or(Path::new(""));
+        let folder = scenario.path().parent().unwrap_or(Path::new(""));
         folder
             .join("baselines")
-            .join(format!("{}.csv", scenario.name))
+            .join(format!("{}.csv", scenario.name()))
     })
 }
 
@@ -64,7 +64,7 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         abs_ms: args.abs_ms,
         abs_count: args.abs_count,
     };
-    let tolerances = Tolerances::resolve(flags, &scenario.check, &args.scenario)?;
+    let tolerances = Tolerances::resolve(flags, scenario.check(), &args.scenario)?;
     let baseline_path = baseline_path(args, &scenario);
     refuse_junit_over_inputs(args, &baseline_path)?;
     let shown = baseline_path.display().to_string();
@@ -91,7 +91,7 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
     }
     let moves = crate::check::compare(&baseline_path, &baseline, &current, &tolerances)?;
     let outcome = report::check::Outcome {
-        scenario: &scenario.name,
+        scenario: scenario.name(),
         baseline: &shown,
         moves: &moves,
         strict: args.strict,
@@ -111,7 +111,7 @@ pub(super) fn check_baseline(args: &CheckArgs) -> anyhow::Result<()> {
         Some(Format::Table) => crate::stdout::print(report::check::render(&outcome, args.verbose))?,
         None => {}
     }
-    failed_columns(&outcome, &scenario.name, &shown)
+    failed_columns(&outcome, scenario.name(), &shown)
 }
 
 /// `--junit` must not name the scenario or the baseline, which check reads.

@@ -111,7 +111,8 @@ pub(super) fn thread_pool(flags: &ScenarioFlags) -> anyhow::Result<rayon::Thread
 pub(super) fn admit(scenario: &mut Scenario, flags: &ScenarioFlags) -> Result<(), InputError> {
     let estimate = budget::estimate(scenario, threads(flags));
     let limit = budget::Budget::of(flags.max_memory);
-    scenario.queue_limit = budget::admit(scenario, &estimate, &limit)?;
+    let limit_of_queue = budget::admit(scenario, &estimate, &limit)?;
+    scenario.limit_queue(limit_of_queue);
     budget::watch(&limit);
     Ok(())
 }
@@ -166,5 +167,9 @@ pub(super) fn simulate_quietly(
 }
 
 pub(super) fn summary_csv(scenario: &Scenario, rows: &[SummaryRow]) -> Vec<u8> {
-    csv::summary_csv(rows, scenario.seed, crate::time::ns_to_s(scenario.warmup))
+    csv::summary_csv(
+        rows,
+        scenario.seed(),
+        crate::time::ns_to_s(scenario.warmup()),
+    )
 }

@@ -81,10 +81,10 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
             let settings = plan_settings(args, &scenario);
             crate::plan::admit(&scenario, settings)?;
             planned.max_shards = settings.max_shards;
-            out_dir.get_or_insert_with(|| plan_folder(&scenario.name, &args.flags));
+            out_dir.get_or_insert_with(|| plan_folder(scenario.name(), &args.flags));
             let mut plans =
                 pool.install(|| crate::plan::plan_each_policy(&scenario, targets, settings))?;
-            if let (Some((slow, fast)), Some(spread)) = (&ends, &scenario.calibration_spread) {
+            if let (Some((slow, fast)), Some(spread)) = (&ends, &scenario.calibration_spread()) {
                 let at = |grid: &Grid| -> anyhow::Result<Vec<crate::plan::Plan>> {
                     let mut end = grid.configurations[index].scenario.clone();
                     admit(&mut end, &args.flags)?;
@@ -120,7 +120,7 @@ fn spread_ends(
     let Some(spread) = grid
         .configurations
         .first()
-        .and_then(|c| c.scenario.calibration_spread.clone())
+        .and_then(|c| c.scenario.calibration_spread().cloned())
     else {
         return Ok(None);
     };
@@ -139,7 +139,7 @@ fn plan_settings(args: &PlanArgs, scenario: &Scenario) -> PlanSettings {
     let replications = args
         .flags
         .replications
-        .unwrap_or(scenario.replications.max(PLAN_REPLICATIONS));
+        .unwrap_or(scenario.replications().max(PLAN_REPLICATIONS));
     PlanSettings {
         max_shards: args.max_shards,
         duration_s: args.duration_s,
@@ -300,7 +300,7 @@ pub(super) fn plan_targets(args: &PlanArgs, scenario: &Scenario) -> Result<Slo, 
     let targets = if from_flags.is_set() {
         from_flags
     } else {
-        scenario.slo
+        scenario.slo()
     };
     if !targets.is_set() {
         return Err(InputError::flag(

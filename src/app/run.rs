@@ -38,16 +38,16 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
             &format!(
                 "{} shard counts × {} replications",
                 scenario.variants().len(),
-                scenario.replications
+                scenario.replications()
             ),
             estimate.requests,
-            estimate.expected_bytes(scenario.queue_limit),
+            estimate.expected_bytes(scenario.queue_limit()),
         );
     }
     let out_dir = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("output").join(&scenario.name));
+        .unwrap_or_else(|| Path::new("output").join(scenario.name()));
     let staging = Staging::prepare(&out_dir)?;
     let pool = thread_pool(&args.flags)?;
     let bars = ProgressBars::new(
@@ -71,7 +71,7 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
             if let Some(spread) = &spread {
                 crate::stdout::print(spread)?;
             }
-            if scenario.regions.is_some() {
+            if scenario.regions().is_some() {
                 crate::stdout::print(report::regions::render(
                     &scenario.variants(),
                     &simulated.regions,
@@ -85,11 +85,11 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     let none_meets = groups
         .iter()
         .all(|g| g.recommendation.meets_target.is_none());
-    if scenario.slo.is_set() && none_meets && !args.no_fail {
+    if scenario.slo().is_set() && none_meets && !args.no_fail {
         return Err(Failed(format!(
             "no simulated shard count meets the target of [slo] ({}); the results are in {out}; \
              {}, or pass --no-fail to only report",
-            scenario.slo,
+            scenario.slo(),
             crate::figures::remedy(rows)
         ))
         .into());
@@ -106,7 +106,7 @@ fn spread_recommendations(
     scenario: &Scenario,
     rows: &[SummaryRow],
 ) -> anyhow::Result<Option<String>> {
-    let Some(spread) = &scenario.calibration_spread else {
+    let Some(spread) = &scenario.calibration_spread() else {
         return Ok(None);
     };
     if !args.flags.quiet {
@@ -195,8 +195,8 @@ pub(super) fn run_grid(
                 })
                 .count();
             let mut estimate = budget::estimate(&c.scenario, threads(&args.flags));
-            estimate.requests *= reps as f64 / f64::from(c.scenario.replications);
-            (reps > 0).then_some((estimate, c.scenario.queue_limit))
+            estimate.requests *= reps as f64 / f64::from(c.scenario.replications());
+            (reps > 0).then_some((estimate, c.scenario.queue_limit()))
         })
         .collect();
     let estimates: Vec<budget::Estimate> = held.iter().map(|(e, _)| e.clone()).collect();
@@ -234,7 +234,7 @@ pub(super) fn run_grid(
         crate::input::MAX_SCENARIO_BYTES,
         "the scenario",
     )?;
-    let name = grid.configurations[0].scenario.name.clone();
+    let name = grid.configurations[0].scenario.name().to_owned();
     let out_dir = args.out.clone().unwrap_or_else(|| match partition {
         Some(p) => Path::new("output").join(format!("{name}-slice-{}-of-{}", p.slice, p.slices)),
         None => Path::new("output").join(&name),
@@ -303,7 +303,7 @@ pub(super) fn simulate(
     progress: &dyn SweepProgress,
 ) -> anyhow::Result<Simulated> {
     let mut regions = Vec::new();
-    let runs = if let Some(plan) = &scenario.regions {
+    let runs = if let Some(plan) = &scenario.regions() {
         if with_events {
             return Err(InputError::flag(
                 "--events",
@@ -317,9 +317,9 @@ pub(super) fn simulate(
             .map(|_| {
                 crate::model::regions::RegionObserver::new(
                     std::sync::Arc::clone(plan),
-                    scenario.horizon,
+                    scenario.horizon(),
                     scenario.replication_seed(0),
-                    scenario.pipeline,
+                    scenario.pipeline(),
                 )
             })
             .collect();

@@ -69,49 +69,51 @@ const OPEN_WARMUP_S: f64 = 0.2;
 /// Simulated seconds of an open stream per evaluation, at the least and at the most.
 const OPEN_SIMULATED_S: (f64, f64) = (1.0, 20.0);
 
-/// The machine model's parameters.
+/// The machine model's parameters. Its fields are calibrate's alone, and every machine the
+/// fit makes keeps two rules: the time outside the database has its p99 above its median,
+/// and a flush's CPU is 0 without a flush ([`Machine::is_consistent`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Machine {
     /// The row's hold with nobody waiting, beyond CPU and flush, ms.
-    pub hold_ms: f64,
+    pub(super) hold_ms: f64,
     /// Which waiter a released row goes to (chosen by the fit).
-    pub grant_order: GrantOrder,
+    pub(super) grant_order: GrantOrder,
     /// The wake-up of a process that slept on a lock (its row, or the last flush), ms.
-    pub wake_ms: f64,
+    pub(super) wake_ms: f64,
     /// CPU of waking one waiter of a released row, ms.
-    pub wake_cpu_ms: f64,
+    pub(super) wake_cpu_ms: f64,
     /// CPU of waking one waiter for every other woken with it, ms (the herd's contention, or
     /// below 0 the part of their wake-ups they share; fitted last, from one row at more
     /// clients than the rest: [`fit_herd`]).
-    pub herd_cpu_ms: f64,
+    pub(super) herd_cpu_ms: f64,
     /// CPU every release costs for each update waiting for another row of the same key, ms
     /// (the rows share a page whose lock list is scanned at every release; fitted after the
     /// herd, from the runs with several rows and many clients: [`fit_page_scan`]).
-    pub page_scan_cpu_ms: f64,
+    pub(super) page_scan_cpu_ms: f64,
     /// CPU of one update, ms.
-    pub cpu_ms: f64,
+    pub(super) cpu_ms: f64,
     /// The server's cores (given, not fitted).
-    pub cores: u32,
+    pub(super) cores: u32,
     /// How the cores share themselves: first come, first served (the wake-ups' and the
     /// flush's CPU queue for a free core) or shared (every piece of work ready to run gets its
     /// share: a row's holder is slowed by all that runs beside it).
-    pub scheduler: Scheduler,
+    pub(super) scheduler: Scheduler,
     /// CPU of a request on the shared cores before it asks for its row (the server's parsing,
     /// a load driver on the same machine), ms; fitted with shared cores only.
-    pub request_cpu_ms: f64,
+    pub(super) request_cpu_ms: f64,
     /// The WAL flush of a durable commit (its write), ms; `None` when commits do not wait
     /// for it.
-    pub flush_ms: Option<f64>,
+    pub(super) flush_ms: Option<f64>,
     /// The CPU of a flush's leader on the shared cores before its write, ms (durable
     /// commits only).
-    pub flush_cpu_ms: f64,
+    pub(super) flush_cpu_ms: f64,
     /// Time outside the database per request (round trip, scheduling): its median, ms.
-    pub overhead_ms: f64,
+    pub(super) overhead_ms: f64,
     /// Its 99th percentile, ms (above the median: a log-normal).
-    pub overhead_p99_ms: f64,
+    pub(super) overhead_p99_ms: f64,
     /// What a request sent on an idle connection costs (fitted to the open streams after the
     /// rest); `None`: the same as back to back.
-    pub idle: Option<Idle>,
+    pub(super) idle: Option<Idle>,
 }
 
 /// A time outside the database as a log-normal: its median and 99th percentile, ms.
@@ -162,6 +164,16 @@ pub struct Observation {
 }
 
 impl Machine {
+    /// Whether it keeps the rules every fitted machine keeps: the time outside the database
+    /// has its p99 above its median (a log-normal), and there is no flush CPU without a flush.
+    pub fn is_consistent(&self) -> bool {
+        self.overhead_p99_ms > self.overhead_ms
+            && (self.flush_ms.is_some() || self.flush_cpu_ms == 0.0)
+            && self
+                .idle
+                .is_none_or(|idle| idle.overhead.p99_ms > idle.overhead.median_ms)
+    }
+
     /// The fitted machine in words, for `calibration.toml` and the terminal.
     pub fn describe(&self) -> String {
         format!(
@@ -298,6 +310,7 @@ impl Machine {
 
     /// [`Machine::simulate_open`] with the arrivals and draws of `seed`.
     fn simulate_open_seeded(&self, stream: &OpenStream, seconds: f64, seed: u64) -> Observation {
+        assert!(self.is_consistent(), "an inconsistent machine: {self:?}");
         let warmup = OPEN_WARMUP_S;
         let text = format!(
             "name = \"fit\"\nseed = {seed}\nshards = [{}]\npolicy = \"random\"\nduration_s = {}\n\
@@ -331,6 +344,7 @@ impl Machine {
         seconds: f64,
         seed: u64,
     ) -> Observation {
+        assert!(self.is_consistent(), "an inconsistent machine: {self:?}");
         let text = format!(
             "name = \"fit\"\nseed = {seed}\nshards = [{rows}]\npolicy = \"random\"\nduration_s = {seconds}\n\
              [arrivals]\nclients = {clients}\nthink_ms = 0\n\n{}",
@@ -550,19 +564,13 @@ pub fn first_guess(
 /// median), one that hands itself to a random waiter gives a geometric tail (p99 about 6× the
 /// median with 8 or more waiters). Judged on the one-row runs of 8 or more clients.
 pub fn grant_order_of(observations: &[Observation]) -> GrantOrder {
-    let mut spreads: Vec<f64> = observations
+    let spreads = observations
         .iter()
         .filter(|o| o.rows == 1 && o.clients >= 8 && o.p50_ms > 0.0)
-        .map(|o| o.p99_ms / o.p50_ms)
-        .collect();
-    if spreads.is_empty() {
-        return GrantOrder::Fifo;
-    }
-    spreads.sort_by(f64::total_cmp);
-    if spreads[spreads.len() / 2] > 3.0 {
-        GrantOrder::Random
-    } else {
-        GrantOrder::Fifo
+        .map(|o| o.p99_ms / o.p50_ms);
+    match crate::stats::median(spreads) {
+        Some(spread) if spread > 3.0 => GrantOrder::Random,
+        _ => GrantOrder::Fifo,
     }
 }
 

@@ -213,16 +213,14 @@ fn new_windows(load: &Load) -> Vec<Histogram<u32>> {
         .collect()
 }
 
-/// The median of the p99s of the `windows` that saw a response (the lower middle one of an
-/// even count); `None` when none did.
+/// The median of the p99s of the `windows` that saw a response, to the nanosecond; `None`
+/// when none did.
 pub fn median_p99(windows: &[Histogram<u32>]) -> Option<u64> {
-    let mut p99s: Vec<u64> = windows
+    let p99s = windows
         .iter()
         .filter(|window| !window.is_empty())
-        .map(|window| window.value_at_quantile(0.99))
-        .collect();
-    p99s.sort_unstable();
-    p99s.get(p99s.len().checked_sub(1)? / 2).copied()
+        .map(|window| window.value_at_quantile(0.99) as f64);
+    crate::stats::median(p99s).map(|ns| ns.round() as u64)
 }
 
 /// An open stream's Poisson sends, drawn as its connections take them (memory does not grow

@@ -61,38 +61,151 @@ pub struct Tolerance {
     pub p99_rel: f64,
 }
 
-/// One point: its load, what was measured and what the calibration predicts.
+/// One point: its load, what was measured and what the calibration predicts. Built by
+/// [`point`] from its repeats (its measured figures are their medians) and read through
+/// methods of its fields' names.
 #[derive(Debug, Clone)]
 pub struct Point {
     /// The load.
-    pub load: Load,
+    load: Load,
     /// Measured throughput, updates a second: the median of the repeats.
-    pub measured_tps: f64,
+    measured_tps: f64,
     /// Measured response times: each figure the median of the repeats'.
-    pub measured: WaitSummary,
+    measured: WaitSummary,
     /// Whether the database kept up at the median throughput (open streams; closed loops
     /// always do).
-    pub measured_stable: bool,
+    measured_stable: bool,
     /// Every measurement of the point, in the order taken.
-    pub repeats: Vec<Repeat>,
+    repeats: Vec<Repeat>,
     /// Predicted throughput.
-    pub predicted_tps: f64,
+    predicted_tps: f64,
     /// Predicted response times.
-    pub predicted: WaitSummary,
+    predicted: WaitSummary,
     /// The lowest and highest predicted p99 response over [`PREDICTION_SEEDS`]'
     /// replications, ns.
-    pub predicted_p99_range: (u64, u64),
+    predicted_p99_range: (u64, u64),
     /// Whether the model keeps up, from an empty start and from a full backlog.
-    pub predicted_stable: bool,
+    predicted_stable: bool,
     /// Whether the model keeps up from an empty start but never drains a full backlog (the
     /// predicted figures are then the backlogged run's).
-    pub predicted_metastable: bool,
+    predicted_metastable: bool,
     /// Whether the model keeps up as fitted but not at the slow end of the calibration's
     /// spread (counted as collapsed: `plan` answers by that end).
-    pub predicted_marginal: bool,
+    predicted_marginal: bool,
     /// The throughput `calibrate` measured for the same load (a closed loop it ran too), from
     /// the `calibration.csv` beside the calibration.
-    pub calibrated_tps: Option<f64>,
+    calibrated_tps: Option<f64>,
+}
+
+impl Point {
+    /// A point from its repeats (at least one), its prediction and what `calibrate` measured for
+    /// the same load.
+    pub fn new(
+        load: Load,
+        repeats: Vec<Repeat>,
+        predicted: Prediction,
+        calibrated_tps: Option<f64>,
+    ) -> Point {
+        let measured_tps = median(repeats.iter().map(|r| r.tps));
+        let figure = |of: fn(&WaitSummary) -> u64| {
+            median(repeats.iter().map(|r| of(&r.responses) as f64)).round() as u64
+        };
+        let measured = WaitSummary {
+            count: repeats.iter().map(|r| r.responses.count).sum(),
+            mean_ns: figure(|s| s.mean_ns),
+            p50_ns: figure(|s| s.p50_ns),
+            p90_ns: figure(|s| s.p90_ns),
+            p99_ns: figure(|s| s.p99_ns),
+            p999_ns: figure(|s| s.p999_ns),
+            max_ns: repeats
+                .iter()
+                .map(|r| r.responses.max_ns)
+                .max()
+                .unwrap_or(0),
+        };
+        Point {
+            load,
+            measured_tps,
+            measured,
+            measured_stable: keeps_up(&load, measured_tps),
+            repeats,
+            predicted_tps: predicted.tps,
+            predicted: predicted.responses,
+            predicted_p99_range: predicted.p99_range,
+            predicted_stable: predicted.stable,
+            predicted_metastable: predicted.metastable,
+            predicted_marginal: predicted.marginal,
+            calibrated_tps,
+        }
+    }
+}
+
+/// The fields of a point, read-only.
+impl Point {
+    /// The load.
+    pub fn load(&self) -> Load {
+        self.load
+    }
+
+    /// Measured throughput, updates a second: the median of the repeats.
+    pub fn measured_tps(&self) -> f64 {
+        self.measured_tps
+    }
+
+    /// Measured response times: each figure the median of the repeats'.
+    pub fn measured(&self) -> &WaitSummary {
+        &self.measured
+    }
+
+    /// Whether the database kept up at the median throughput (open streams; closed loops
+    /// always do).
+    pub fn measured_stable(&self) -> bool {
+        self.measured_stable
+    }
+
+    /// Every measurement of the point, in the order taken.
+    pub fn repeats(&self) -> &[Repeat] {
+        &self.repeats
+    }
+
+    /// Predicted throughput.
+    pub fn predicted_tps(&self) -> f64 {
+        self.predicted_tps
+    }
+
+    /// Predicted response times.
+    pub fn predicted(&self) -> &WaitSummary {
+        &self.predicted
+    }
+
+    /// The lowest and highest predicted p99 response over [`PREDICTION_SEEDS`]'
+    /// replications, ns.
+    pub fn predicted_p99_range(&self) -> (u64, u64) {
+        self.predicted_p99_range
+    }
+
+    /// Whether the model keeps up, from an empty start and from a full backlog.
+    pub fn predicted_stable(&self) -> bool {
+        self.predicted_stable
+    }
+
+    /// Whether the model keeps up from an empty start but never drains a full backlog (the
+    /// predicted figures are then the backlogged run's).
+    pub fn predicted_metastable(&self) -> bool {
+        self.predicted_metastable
+    }
+
+    /// Whether the model keeps up as fitted but not at the slow end of the calibration's
+    /// spread (counted as collapsed: `plan` answers by that end).
+    pub fn predicted_marginal(&self) -> bool {
+        self.predicted_marginal
+    }
+
+    /// The throughput `calibrate` measured for the same load (a closed loop it ran too), from
+    /// the `calibration.csv` beside the calibration.
+    pub fn calibrated_tps(&self) -> Option<f64> {
+        self.calibrated_tps
+    }
 }
 
 /// What the calibration predicts for one load.
@@ -490,8 +603,12 @@ pub fn validate(
     let calibrated = calibrated_runs(calibration);
     let mut points = Vec::with_capacity(loads.len());
     for ((load, repeats), prediction) in loads.iter().zip(measured).zip(predictions) {
-        let mut point = point(*load, repeats, prediction);
-        point.calibrated_tps = calibrated_tps(&calibrated, load);
+        let point = Point::new(
+            *load,
+            repeats,
+            prediction,
+            calibrated_tps(&calibrated, load),
+        );
         points.push(point);
     }
     let planner = points.split_off(POINTS);
@@ -634,50 +751,9 @@ fn keeps_up(load: &Load, tps: f64) -> bool {
     load.rate_per_s.is_none_or(|rate| tps >= KEEPS_UP * rate)
 }
 
-/// A point from its repeats (at least one) and its prediction.
-pub(crate) fn point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
-    let measured_tps = median(repeats.iter().map(|r| r.tps));
-    let figure = |of: fn(&WaitSummary) -> u64| {
-        median(repeats.iter().map(|r| of(&r.responses) as f64)).round() as u64
-    };
-    let measured = WaitSummary {
-        count: repeats.iter().map(|r| r.responses.count).sum(),
-        mean_ns: figure(|s| s.mean_ns),
-        p50_ns: figure(|s| s.p50_ns),
-        p90_ns: figure(|s| s.p90_ns),
-        p99_ns: figure(|s| s.p99_ns),
-        p999_ns: figure(|s| s.p999_ns),
-        max_ns: repeats
-            .iter()
-            .map(|r| r.responses.max_ns)
-            .max()
-            .unwrap_or(0),
-    };
-    Point {
-        load,
-        measured_tps,
-        measured,
-        measured_stable: keeps_up(&load, measured_tps),
-        repeats,
-        predicted_tps: predicted.tps,
-        predicted: predicted.responses,
-        predicted_p99_range: predicted.p99_range,
-        predicted_stable: predicted.stable,
-        predicted_metastable: predicted.metastable,
-        predicted_marginal: predicted.marginal,
-        calibrated_tps: None,
-    }
-}
-
 /// The median of `values` (the mean of the middle two for an even count; 0 for none).
 fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut sorted: Vec<f64> = values.collect();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
+    crate::stats::median(values).unwrap_or(0.0)
 }
 
 impl Validation {

@@ -212,7 +212,7 @@ fn summarize_pool(extended: &[&ExtendedRun], first: &crate::model::PoolRun) -> P
 
 /// The read path, pooled over the replications.
 fn summarize_reads(scenario: &Scenario, extended: &[&ExtendedRun]) -> ReadSummary {
-    let feed = f64::from(scenario.features.reads.map_or(1, |r| r.feed_size));
+    let feed = f64::from(scenario.features().reads.map_or(1, |r| r.feed_size));
     let (mut likes, mut ages, mut locks) = (WaitStats::new(), WaitStats::new(), WaitStats::new());
     let (mut key_reads, mut rows, mut hits) = (0u64, 0u64, 0u64);
     for r in extended.iter().filter_map(|run| run.reads.as_ref()) {

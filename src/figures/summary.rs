@@ -32,29 +32,20 @@ pub struct SummaryRow {
     pub max_key_rows: u32,
     /// The mean hold of an update, ms.
     pub mean_hold_ms: f64,
-    /// Increments that arrived.
-    pub arrivals: u64,
-    /// Holds finished by the end of the simulated period.
-    pub completed: u64,
+    /// Increments that arrived (the mean over replications).
+    pub mean_arrivals: f64,
+    /// Holds finished by the end of the simulated period (the mean over replications).
+    pub mean_completed: f64,
     /// Simulated period in seconds.
     pub duration_s: f64,
-    /// Mean arrival rate: arrivals ÷ duration.
-    pub offered_per_s: f64,
-    /// Mean completion rate: completed ÷ duration.
-    pub throughput_per_s: f64,
     /// Most increments a second one key's rows can take: shards ÷ mean hold (adaptive: the
     /// busiest key's rows at the end).
     pub ceiling_per_s: f64,
-    /// The busiest key's offered rate ÷ ceiling (all of it for one key); at or above 1 its
-    /// queue grows without bound.
-    pub utilization: f64,
     /// The busiest key's share of the offered rate (1 for one key).
     pub hot_key_share: f64,
     /// Highest rate offered to the busiest key: its share of the profile's busiest segment or
     /// a trace's busiest window.
     pub peak_offered_per_s: f64,
-    /// Peak offered ÷ ceiling.
-    pub peak_utilization: f64,
     /// Replications behind the figures (each figure is their mean).
     pub replications: u32,
     /// Wait statistics over every measured increment, in nanoseconds (means over replications).
@@ -148,31 +139,27 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
     let peak_offered_per_s = peak_offered_per_s(scenario, offered_per_s, extended.as_ref());
     let burst = burst_metrics(
         &runs[0].windows,
-        scenario.window,
+        scenario.window(),
         ceiling_per_s,
         hot_key_share,
-        scenario.slo.p99_ns,
+        scenario.slo().p99_ns,
     );
     SummaryRow {
         burst,
         tries_per_update: tries_per_update(runs),
-        scenario: scenario.name.clone(),
+        scenario: scenario.name().to_owned(),
         policy: runs[0].policy.to_string(),
         shards,
         adaptive: runs[0].adaptive,
         rows_total: mean_by(runs, |run| run.rows_total as f64).round() as u64,
         max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
         mean_hold_ms: mean_hold_s * 1e3,
-        arrivals: arrivals.round() as u64,
-        completed: completed.round() as u64,
+        mean_arrivals: arrivals,
+        mean_completed: completed,
         duration_s,
-        offered_per_s,
-        throughput_per_s: completed / duration_s,
         ceiling_per_s,
-        utilization: offered_per_s * hot_key_share / ceiling_per_s,
         hot_key_share,
         peak_offered_per_s,
-        peak_utilization: peak_offered_per_s / ceiling_per_s,
         replications: runs.len() as u32,
         waits,
         waits_lo,
@@ -185,7 +172,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
             .iter()
             .filter_map(|run| run.saturated_at)
             .min()
-            .map(|at| crate::time::ns_to_s(at.saturating_sub(scenario.warmup))),
+            .map(|at| crate::time::ns_to_s(at.saturating_sub(scenario.warmup()))),
         closed: closed_summary(runs),
         machine: machine_summary(scenario, runs),
         likes: super::likes::summarize(runs),
@@ -221,7 +208,7 @@ pub fn static_ceiling_per_s(scenario: &Scenario, rows: u32) -> f64 {
 fn ceiling_of_rows(scenario: &Scenario, rows: u32, saturated_hold_s: f64) -> f64 {
     let rows_ceiling = f64::from(rows) / saturated_hold_s;
     scenario
-        .machine
+        .machine()
         .ceiling_per_s()
         .map_or(rows_ceiling, |(machine, _)| {
             rows_ceiling.min(machine * scenario.hot_key_share())
@@ -238,7 +225,7 @@ fn peak_offered_per_s(
     let amplification = extended
         .and_then(|e| e.client)
         .map_or(1.0, |c| c.amplification.max(1.0));
-    match scenario.arrivals {
+    match scenario.arrivals() {
         crate::scenario::ArrivalPlan::Closed(_) => offered_per_s,
         _ => scenario.peak_offered_per_s() * amplification,
     }
@@ -253,7 +240,7 @@ fn tries_per_update(runs: &[ShardRun]) -> Option<f64> {
 
 /// The machine's figures over replications, when the scenario models a machine.
 fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSummary> {
-    if scenario.machine.is_empty() {
+    if scenario.machine().is_empty() {
         return None;
     }
     let machines: Vec<&crate::model::MachineRun> =
@@ -264,7 +251,7 @@ fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSumm
     let mean_of = |values: Vec<f64>| -> Option<f64> {
         (values.len() == machines.len()).then(|| mean_by(&values, |&v| v))
     };
-    let has_wal = scenario.machine.wal.is_some();
+    let has_wal = scenario.machine().wal.is_some();
     let cpu_utilization = mean_of(
         machines
             .iter()
@@ -299,7 +286,7 @@ fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSumm
     .fold((f64::MIN, Bottleneck::Row), |best, next| {
         if next.0 > best.0 { next } else { best }
     });
-    let bottleneck = match scenario.arrivals {
+    let bottleneck = match scenario.arrivals() {
         // A closed loop whose database has room to spare is held back by its clients.
         crate::scenario::ArrivalPlan::Closed(_) if busiest.0 < NEAR_CEILING => Bottleneck::Clients,
         _ => busiest.1,
@@ -346,7 +333,40 @@ fn closed_summary(runs: &[ShardRun]) -> Option<ClosedSummary> {
     })
 }
 
+/// The figures derived from a row's others, computed where they are read so that they
+/// always agree with them.
 impl SummaryRow {
+    /// Increments that arrived, rounded.
+    pub fn arrivals(&self) -> u64 {
+        self.mean_arrivals.round() as u64
+    }
+
+    /// Holds finished by the end of the simulated period, rounded.
+    pub fn completed(&self) -> u64 {
+        self.mean_completed.round() as u64
+    }
+
+    /// Mean arrival rate: arrivals ÷ duration.
+    pub fn offered_per_s(&self) -> f64 {
+        self.mean_arrivals / self.duration_s
+    }
+
+    /// Mean completion rate: completed ÷ duration.
+    pub fn throughput_per_s(&self) -> f64 {
+        self.mean_completed / self.duration_s
+    }
+
+    /// The busiest key's offered rate ÷ ceiling (all of it for one key); at or above 1 its
+    /// queue grows without bound.
+    pub fn utilization(&self) -> f64 {
+        self.offered_per_s() * self.hot_key_share / self.ceiling_per_s
+    }
+
+    /// Peak offered ÷ ceiling.
+    pub fn peak_utilization(&self) -> f64 {
+        self.peak_offered_per_s / self.ceiling_per_s
+    }
+
     /// The row's name in tables: its shard count, or `adaptive`.
     pub fn label(&self) -> String {
         if self.adaptive {
@@ -389,16 +409,13 @@ pub(crate) mod tests {
             rows_total: u64::from(shards),
             max_key_rows: shards,
             mean_hold_ms: 1.0,
-            arrivals: 100,
-            completed: 100,
+            // Offered and at its peak alike: utilization and peak utilization agree.
+            mean_arrivals: peak_utilization * 1000.0,
+            mean_completed: peak_utilization * 1000.0,
             duration_s: 1.0,
-            offered_per_s: 100.0,
-            throughput_per_s: 100.0,
             ceiling_per_s: 1000.0,
-            utilization: peak_utilization,
             hot_key_share: 1.0,
-            peak_offered_per_s: 100.0,
-            peak_utilization,
+            peak_offered_per_s: peak_utilization * 1000.0,
             replications: 1,
             waits: WaitSummary {
                 p99_ns: p99_ms * 1_000_000,

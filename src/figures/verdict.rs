@@ -91,11 +91,11 @@ pub struct PolicyRows<'a> {
 /// shard counts together).
 pub fn by_policy<'a>(scenario: &Scenario, rows: &'a [SummaryRow]) -> Vec<PolicyRows<'a>> {
     rows.chunk_by(|a, b| a.policy == b.policy)
-        .zip(&scenario.policies)
+        .zip(scenario.policies())
         .map(|(rows, &policy)| PolicyRows {
             policy,
             rows,
-            recommendation: recommend(rows, &scenario.slo),
+            recommendation: recommend(rows, &scenario.slo()),
         })
         .collect()
 }
@@ -160,8 +160,8 @@ impl SummaryRow {
         // A closed loop's queue cannot grow past its clients, and its load follows the rows:
         // it is judged by the utilization it achieved, never overloaded by its demand.
         let (peak, can_overload) = match self.closed {
-            Some(_) => (self.utilization, false),
-            None => (self.peak_utilization, true),
+            Some(_) => (self.utilization(), false),
+            None => (self.peak_utilization(), true),
         };
         if self.saturated_at_s.is_some() {
             Verdict::Saturated
@@ -185,7 +185,7 @@ impl SummaryRow {
             && slo.p999_ns.is_none_or(|target| upper.p999_ns <= target)
             && slo
                 .max_utilization
-                .is_none_or(|limit| self.peak_utilization <= limit)
+                .is_none_or(|limit| self.peak_utilization() <= limit)
     }
 }
 

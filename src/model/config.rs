@@ -62,8 +62,6 @@ pub struct EngineConfig {
     pub horizon: SimTime,
     /// Length of a time-series window.
     pub window: SimTime,
-    /// Number of time-series windows (`ceil(horizon / window)`).
-    pub window_count: usize,
     /// Expected number of distinct keys (a capacity hint).
     pub key_hint: usize,
     /// Start of the measured period: arrivals before it (the warm-up) are simulated but left
@@ -84,6 +82,13 @@ pub struct EngineConfig {
     pub queue_limit: u64,
     /// The likes table in front of the rows (the pipeline only).
     pub likes: Option<Arc<super::likes::LikesPlan>>,
+}
+
+impl EngineConfig {
+    /// Number of time-series windows: `ceil(horizon / window)`.
+    pub fn window_count(&self) -> usize {
+        self.horizon.div_ceil(self.window) as usize
+    }
 }
 
 /// The counts of every key's rows, as an observer sees them.

@@ -67,7 +67,7 @@ impl<O: Observer> Engine<O> {
             )
             .with_skip_locked(config.skip_locked),
             starts: Instants::new(),
-            series: WindowSeries::new(config.window, config.window_count),
+            series: WindowSeries::new(config.window, config.window_count()),
             waits: WaitStats::new(),
             now: 0,
             arrivals: 0,

@@ -114,10 +114,10 @@ impl Artefact for SummaryCsv {
 
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
         let scenario = results.scenario;
-        let warmup_s = crate::time::ns_to_s(scenario.warmup);
+        let warmup_s = crate::time::ns_to_s(scenario.warmup());
         bytes(
             self.name(),
-            csv::summary_csv(results.rows, scenario.seed, warmup_s),
+            csv::summary_csv(results.rows, scenario.seed(), warmup_s),
         )
     }
 }
@@ -147,7 +147,7 @@ impl Artefact for NeighboursCsv {
     }
 
     fn applies(&self, results: &RunResults) -> bool {
-        results.scenario.features.pool.is_some()
+        results.scenario.features().pool.is_some()
     }
 
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
@@ -182,7 +182,7 @@ impl Artefact for GrowthCsv {
     }
 
     fn applies(&self, results: &RunResults) -> bool {
-        results.scenario.adaptive.is_some()
+        results.scenario.adaptive().is_some()
     }
 
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
@@ -202,7 +202,7 @@ impl Artefact for RegionsCsv {
     }
 
     fn applies(&self, results: &RunResults) -> bool {
-        results.scenario.regions.is_some()
+        results.scenario.regions().is_some()
     }
 
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
@@ -247,7 +247,7 @@ impl Artefact for ReportPage {
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
         let scenario = results.scenario;
         let more: Vec<_> = scenario
-            .regions
+            .regions()
             .iter()
             .map(|_| regions::table(&scenario.variants(), results.regions))
             .collect();
@@ -268,8 +268,8 @@ impl Artefact for ResolvedScenario {
     fn render(&self, results: &RunResults) -> anyhow::Result<Vec<OutputFile>> {
         let scenario = results.scenario;
         let mut files = Vec::new();
-        let mut resolved = scenario.resolved.clone();
-        if let ArrivalPlan::Trace(info) = &scenario.arrivals {
+        let mut resolved = scenario.resolved();
+        if let ArrivalPlan::Trace(info) = &scenario.arrivals() {
             let (name, copy) = place_trace(&info.path)?;
             files.extend(copy);
             let trace = resolved.arrivals.get_or_insert_with(Default::default);
@@ -280,12 +280,12 @@ impl Artefact for ResolvedScenario {
             "# The scenario as resolved by shardsim {} from {}: defaults filled in, the seed used.\n\
              # `shardsim run scenario.toml` in this folder repeats the run.\n",
             env!("CARGO_PKG_VERSION"),
-            scenario.path.display()
+            scenario.path().display()
         );
-        if !scenario.calibration_kept.is_empty() {
+        if !scenario.calibration_kept().is_empty() {
             header.push_str(&format!(
                 "# The scenario's own values were used over its calibration's for: {}.\n",
-                scenario.calibration_kept.join(", ")
+                scenario.calibration_kept().join(", ")
             ));
         }
         header.push('\n');

@@ -112,7 +112,7 @@ pub fn growth_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
             write(
                 &mut writer,
                 [
-                    scenario.name.clone(),
+                    scenario.name().to_owned(),
                     scenario.key_name(growth.key).into_owned(),
                     fmt_s(growth.published),
                     fmt_s(growth.effective),
@@ -221,10 +221,10 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
             write(
                 &mut writer,
                 [
-                    scenario.name.clone(),
+                    scenario.name().to_owned(),
                     policy.clone(),
                     run.shards.to_string(),
-                    fmt_s(index as u64 * scenario.window),
+                    fmt_s(index as u64 * scenario.window()),
                     window.arrivals.to_string(),
                     window.started.to_string(),
                     window.backlog.to_string(),

@@ -98,7 +98,7 @@ fn responses_table(rows: &[SummaryRow]) -> Option<Table> {
         Some(vec![
             row.label(),
             clients.map_or_else(|| "open".into(), |c| count(u64::from(c))),
-            quantity(row.throughput_per_s),
+            quantity(row.throughput_per_s()),
             duration(r.mean_ns),
             duration(r.p50_ns),
             duration(r.p99_ns),
@@ -268,7 +268,7 @@ fn machine_table(rows: &[SummaryRow]) -> Table {
                 let m = row.machine.as_ref()?;
                 Some(vec![
                     row.label(),
-                    quantity(row.throughput_per_s),
+                    quantity(row.throughput_per_s()),
                     quantity(row.ceiling_per_s),
                     m.bottleneck.name().into(),
                     share(Some(m.row_utilization)),

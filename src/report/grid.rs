@@ -60,8 +60,8 @@ pub fn config_block(
     let prefix = csv_fields(values);
     let summary = String::from_utf8(summary_csv(
         rows,
-        scenario.seed,
-        crate::time::ns_to_s(scenario.warmup),
+        scenario.seed(),
+        crate::time::ns_to_s(scenario.warmup()),
     ))
     .expect("CSV of UTF-8 fields is UTF-8");
     let timeseries =
@@ -85,7 +85,7 @@ pub fn config_block(
         summary: prefixed(&names, &prefix, &summary),
         timeseries: prefixed(&names, &prefix, &timeseries),
         sweep,
-        remedy: (scenario.slo.is_set() && unmet).then(|| crate::figures::remedy(rows)),
+        remedy: (scenario.slo().is_set() && unmet).then(|| crate::figures::remedy(rows)),
     }
 }
 

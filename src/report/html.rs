@@ -28,13 +28,13 @@ pub fn render(
     more: &[super::table::Table],
 ) -> String {
     let mut page = String::new();
-    let name = escape(&scenario.name);
+    let name = escape(scenario.name());
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>shardsim: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <h1>shardsim: {name}</h1>\n<p>{}</p>\n<p class=\"facts\">{}</p>\n",
-        escape(&scenario.description),
+        escape(scenario.description()),
         escape(&facts(scenario, rows)),
     );
     let groups = by_policy(scenario, rows);
@@ -148,9 +148,9 @@ fn figures(charts: &[Chart]) -> String {
 }
 
 fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
-    let arrivals = rows.first().map_or(0, |row| row.arrivals);
+    let arrivals = rows.first().map_or(0, |row| row.arrivals());
     // A closed loop's count differs per shard count: it follows the rows.
-    let load = match &scenario.arrivals {
+    let load = match &scenario.arrivals() {
         crate::scenario::ArrivalPlan::Closed(closed) => format!(
             "{} in a closed loop for {} s, up to {}/s",
             units::plural(u64::from(closed.clients), "client"),
@@ -177,7 +177,7 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
         },
         units::duration(scenario.row_hold_ns().round() as u64),
         scenario.policies_label(),
-        scenario.seed
+        scenario.seed()
     );
     if let Some(r) = rows.first().filter(|r| r.replications > 1) {
         text.push_str(&format!(
@@ -185,8 +185,8 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
             r.replications
         ));
     }
-    if scenario.slo.is_set() {
-        text.push_str(&format!("; target {}", scenario.slo));
+    if scenario.slo().is_set() {
+        text.push_str(&format!("; target {}", scenario.slo()));
     }
     text
 }

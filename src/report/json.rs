@@ -28,12 +28,12 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String 
     let recommendation = groups
         .first()
         .map_or_else(Recommendation::default, |g| g.recommendation);
-    let warmup_s = crate::time::ns_to_s(scenario.warmup);
+    let warmup_s = crate::time::ns_to_s(scenario.warmup());
     let rows_json: Vec<serde_json::Value> = rows
         .iter()
         .map(|row| {
             let mut value = json!(JsonRow {
-                record: SummaryRecord::of(row, scenario.seed, warmup_s),
+                record: SummaryRecord::of(row, scenario.seed(), warmup_s),
                 verdict: row.verdict().label(),
             });
             if let Some(fields) = value.as_object_mut() {
@@ -44,13 +44,13 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], output: &str) -> String 
         })
         .collect();
     let mut document = json!({
-        "scenario": scenario.name,
-        "description": scenario.description,
-        "seed": scenario.seed,
+        "scenario": scenario.name(),
+        "description": scenario.description(),
+        "seed": scenario.seed(),
         "policy": scenario.policies_label(),
         "traffic": {
-            "scale": scenario.traffic.scale,
-            "speed": scenario.traffic.speed,
+            "scale": scenario.traffic().scale,
+            "speed": scenario.traffic().speed,
         },
         "output": output,
         "recommended_shards": recommendation.shards(),

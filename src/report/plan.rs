@@ -68,7 +68,7 @@ pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
             evaluation.meets.to_string(),
             decimal(row.peak_offered_per_s, 3),
             decimal(row.ceiling_per_s, 3),
-            decimal(row.peak_utilization, 4),
+            decimal(row.peak_utilization(), 4),
             row.replications.to_string(),
             fmt_ms(row.waits.mean_ns),
             fmt_ms(row.waits.p99_ns),
@@ -116,7 +116,7 @@ fn plan_document(plan: &Plan) -> Value {
         json!({
             "shards": row.shards,
             "meets": evaluation.meets,
-            "peak_utilization": row.peak_utilization,
+            "peak_utilization": row.peak_utilization(),
             "ceiling_per_s": row.ceiling_per_s,
             "wait_mean_ms": ms(row.waits.mean_ns),
             "wait_p99_ms": ms(row.waits.p99_ns),
@@ -383,7 +383,7 @@ fn write_evaluation(out: &mut String, evaluation: &Evaluation, exact: bool) {
             units::duration((theory.p999_ms * 1e6).round() as u64)
         ),
         // At or past one row's worth of holds per row the exact wait has no bound.
-        (true, None) if row.peak_utilization >= 1.0 => {
+        (true, None) if row.peak_utilization() >= 1.0 => {
             format!("  {:>10}  {:>11}", "unbounded", "unbounded")
         }
         (true, None) => format!("  {:>10}  {:>11}", "—", "—"),
@@ -394,7 +394,7 @@ fn write_evaluation(out: &mut String, evaluation: &Evaluation, exact: bool) {
         "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
         row.shards,
         units::quantity(row.ceiling_per_s),
-        row.peak_utilization,
+        row.peak_utilization(),
         with_interval(row.waits.p99_ns, |s| s.p99_ns),
         with_interval(row.waits.p999_ns, |s| s.p999_ns),
         if evaluation.meets { "yes" } else { "no" }

@@ -55,7 +55,7 @@ pub fn reading(
 fn peak_sentence(scenario: &Scenario, rows: &[SummaryRow]) -> String {
     let mean_hold_ms = scenario.row_hold_ns() / 1e6;
     let row_ceiling = 1e3 / mean_hold_ms;
-    if let crate::scenario::ArrivalPlan::Closed(closed) = &scenario.arrivals {
+    if let crate::scenario::ArrivalPlan::Closed(closed) = &scenario.arrivals() {
         let peak = scenario.peak_offered_per_s();
         return format!(
             "Its {} would send up to {} increments/s if nothing ever waited; one row (ceiling {}/s at a mean \
@@ -91,10 +91,10 @@ fn peak_sentence(scenario: &Scenario, rows: &[SummaryRow]) -> String {
 
 /// The machine's own ceiling over all rows, when it has one (empty otherwise).
 fn machine_sentence(scenario: &Scenario) -> String {
-    let Some((ceiling, part)) = scenario.machine.ceiling_per_s() else {
+    let Some((ceiling, part)) = scenario.machine().ceiling_per_s() else {
         return String::new();
     };
-    let why = match (part, &scenario.machine.cpu) {
+    let why = match (part, &scenario.machine().cpu) {
         (Bottleneck::Cpu, Some(cpu)) => format!(
             "{} ÷ {} of CPU per update",
             units::plural(u64::from(cpu.cores), "core"),
@@ -115,7 +115,7 @@ fn stable_sentence(stable: Option<&SummaryRow>, rows: &[SummaryRow]) -> String {
             " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
              p99 wait {}, backlog at the end {}.",
             row.shards,
-            row.peak_utilization,
+            row.peak_utilization(),
             units::duration(row.waits.p99_ns),
             units::count(row.backlog_final)
         ),
@@ -138,7 +138,7 @@ fn target_sentence(
     meets: Option<&SummaryRow>,
     stable: Option<&SummaryRow>,
 ) -> String {
-    let target = scenario.slo.to_string();
+    let target = scenario.slo().to_string();
     let Some(row) = meets else {
         return format!(" No simulated shard count meets the target ({target}).");
     };
@@ -156,7 +156,7 @@ fn target_sentence(
             } else {
                 "is backlogged"
             },
-            row.peak_utilization,
+            row.peak_utilization(),
             stable.map_or(String::new(), |s| format!(
                 "; {} would be stable",
                 units::plural(u64::from(s.shards), "shard")

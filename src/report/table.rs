@@ -70,8 +70,8 @@ fn cells(row: &SummaryRow) -> [String; 11] {
     [
         row.label(),
         quantity(row.ceiling_per_s),
-        ratio(row.utilization),
-        ratio(row.peak_utilization),
+        ratio(row.utilization()),
+        ratio(row.peak_utilization()),
         wait(|w| w.p50_ns),
         wait(|w| w.p99_ns),
         wait(|w| w.p999_ns),

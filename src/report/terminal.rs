@@ -19,7 +19,7 @@ use crate::units::compact;
 
 /// The machine sections in a phrase (empty without them).
 fn machine_phrase(scenario: &Scenario) -> String {
-    let machine = &scenario.machine;
+    let machine = &scenario.machine();
     let mut parts = Vec::new();
     if machine.per_waiter > 0 {
         parts.push(format!(
@@ -94,8 +94,8 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         }
     };
     let mut out = String::new();
-    let arrivals = rows.first().map_or(0, |row| row.arrivals);
-    let load = match &scenario.arrivals {
+    let arrivals = rows.first().map_or(0, |row| row.arrivals());
+    let load = match &scenario.arrivals() {
         crate::scenario::ArrivalPlan::Closed(closed) => format!(
             "{} in a closed loop, think {}, up to {}/s",
             units::plural(u64::from(closed.clients), "client"),
@@ -113,22 +113,22 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         ),
     };
     // A closed loop's count differs per shard count (its load follows the rows).
-    let amount = match &scenario.arrivals {
+    let amount = match &scenario.arrivals() {
         crate::scenario::ArrivalPlan::Closed(_) => String::new(),
         _ => format!("{} increments over ", count(arrivals)),
     };
     let mut line = format!(
         "{}{}: {amount}{} s ({load}), mean hold {} ms{}, policy {}, seed {}",
-        scenario.name,
+        scenario.name(),
         traffic_phrase(scenario),
         compact(scenario.duration_s()),
         compact(scenario.row_hold_ns() / 1e6),
         machine_phrase(scenario),
         scenario.policies_label(),
-        scenario.seed
+        scenario.seed()
     );
-    if scenario.slo.is_set() {
-        let _ = write!(line, ", target {}", scenario.slo);
+    if scenario.slo().is_set() {
+        let _ = write!(line, ", target {}", scenario.slo());
     }
     if let Some(width) = table_width() {
         line = wrap(&line, width.clamp(40, MAX_LINE));
@@ -153,23 +153,24 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
 
 /// Which of the scenario's own fields won over its calibration's, when any did.
 pub fn calibration_note(scenario: &Scenario) -> Option<String> {
-    (!scenario.calibration_kept.is_empty()).then(|| {
+    (!scenario.calibration_kept().is_empty()).then(|| {
         format!(
             "note: the scenario sets {} itself, so the calibration's values of these are not used; \
              leave them out of the scenario to take the calibrated ones",
-            scenario.calibration_kept.join(", ")
+            scenario.calibration_kept().join(", ")
         )
     })
 }
 
 /// " at traffic ×2" (and a trace's speed-up) when the what-if traffic changes the arrivals.
 pub fn traffic_phrase(scenario: &Scenario) -> String {
-    let traffic = scenario.traffic;
+    let traffic = scenario.traffic();
     let mut phrase = String::new();
     if traffic.scale != 1.0 {
         let _ = write!(phrase, " at traffic ×{}", compact(traffic.scale));
     }
-    if traffic.speed != 1.0 && matches!(scenario.arrivals, crate::scenario::ArrivalPlan::Trace(_)) {
+    if traffic.speed != 1.0 && matches!(scenario.arrivals(), crate::scenario::ArrivalPlan::Trace(_))
+    {
         let _ = write!(phrase, ", trace sped up ×{}", compact(traffic.speed));
     }
     phrase
@@ -341,14 +342,14 @@ pub fn spread_recommendations(
 ) -> String {
     let name = |n: Option<u32>| n.map_or("none".to_owned(), |n| n.to_string());
     let mut out = String::new();
-    for (index, policy) in scenario.policies.iter().enumerate() {
+    for (index, policy) in scenario.policies().iter().enumerate() {
         let ends = [fast[index], fitted[index], slow[index]];
         let pessimistic = if ends.iter().any(Option::is_none) {
             None
         } else {
             ends.iter().flatten().max().copied()
         };
-        let prefix = if scenario.policies.len() > 1 {
+        let prefix = if scenario.policies().len() > 1 {
             format!("{policy}: ")
         } else {
             String::new()

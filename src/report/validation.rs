@@ -126,12 +126,12 @@ fn planners_question(validation: &Validation) -> String {
     let mut out = format!(
         "\nthe planner's question: {:.0}/s ({:.0}% of one row's peak) over {} rows; the smallest row \
          count whose p99 response meets each target\n",
-        first.load.rate_per_s.unwrap_or_default(),
-        100.0 * first.load.rate_per_s.unwrap_or_default() / validation.one_row_peak,
+        first.load().rate_per_s.unwrap_or_default(),
+        100.0 * first.load().rate_per_s.unwrap_or_default() / validation.one_row_peak,
         validation
             .planner
             .iter()
-            .map(|p| p.load.rows.to_string())
+            .map(|p| p.load().rows.to_string())
             .collect::<Vec<_>>()
             .join(", "),
     );
@@ -167,7 +167,7 @@ fn validation_header(validation: &Validation) -> String {
         validation.server,
         validation.durability,
         validation.one_row_peak,
-        match validation.points.first().map_or(0, |p| p.repeats.len()) {
+        match validation.points.first().map_or(0, |p| p.repeats().len()) {
             1 => "one measurement each".to_owned(),
             n => format!("the median of {n} repeats"),
         },
@@ -193,15 +193,15 @@ fn validation_points(validation: &Validation, tolerance: &Tolerance) -> String {
         out += &format!(
             "{:<44} {:>10.0} {:>10.0} {:>6.1}% {:>9} {:>19} {:>9} {:>9} {:>9} {:>10} {:>10}  {}\n",
             point.name(validation.one_row_peak),
-            point.measured_tps,
-            point.predicted_tps,
+            point.measured_tps(),
+            point.predicted_tps(),
             100.0 * point.tps_error(),
-            d(point.measured.p99_ns),
+            d(point.measured().p99_ns),
             format!("{}–{}", d(point.p99_range().0), d(point.p99_range().1)),
-            d(point.predicted.p99_ns),
-            d(point.measured.p50_ns),
-            d(point.predicted.p50_ns),
-            stability(point.measured_stable),
+            d(point.predicted().p99_ns),
+            d(point.measured().p50_ns),
+            d(point.predicted().p50_ns),
+            stability(point.measured_stable()),
             point.predicted_stability(),
             if point.miss(tolerance).is_none() {
                 "yes"
@@ -223,7 +223,7 @@ fn validation_spreads(validation: &Validation, tolerance: &Tolerance) -> String 
             format!(
                 "a closed loop's fastest repeat is up to {} its slowest ({} rows: {}–{}/s)",
                 how_far_above(spread),
-                point.load.rows,
+                point.load().rows,
                 super::units::quantity(low),
                 super::units::quantity(high),
             ),
@@ -263,7 +263,7 @@ fn validation_drift(validation: &Validation, tolerance: &Tolerance) -> String {
     };
     let each: Vec<String> = drifts
         .iter()
-        .map(|(point, drift)| format!("{} rows {:+.0}%", point.load.rows, 100.0 * drift))
+        .map(|(point, drift)| format!("{} rows {:+.0}%", point.load().rows, 100.0 * drift))
         .collect();
     format!(
         "since calibrate (the same closed loops, measured again): {}{}\n",
@@ -327,14 +327,14 @@ pub fn planner_csv(validation: &Validation) -> Vec<u8> {
     for point in &validation.planner {
         let (low, high) = point.p99_range();
         out.write_record([
-            point.load.rows.to_string(),
-            format!("{:.1}", point.load.rate_per_s.unwrap_or_default()),
-            format!("{:.1}", point.measured_tps),
-            ms(point.measured.p99_ns),
+            point.load().rows.to_string(),
+            format!("{:.1}", point.load().rate_per_s.unwrap_or_default()),
+            format!("{:.1}", point.measured_tps()),
+            ms(point.measured().p99_ns),
             ms(low),
             ms(high),
-            ms(point.predicted.p99_ns),
-            stability(point.measured_stable).to_owned(),
+            ms(point.predicted().p99_ns),
+            stability(point.measured_stable()).to_owned(),
             point.predicted_stability().to_owned(),
         ])
         .expect("writing to memory");
@@ -380,33 +380,33 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
     for point in &validation.points {
         out.write_record([
             point.name(validation.one_row_peak),
-            point.load.rows.to_string(),
-            point.load.clients.to_string(),
+            point.load().rows.to_string(),
+            point.load().clients.to_string(),
             point
-                .load
+                .load()
                 .rate_per_s
                 .map_or(String::new(), |r| format!("{r:.1}")),
-            format!("{:.1}", point.measured_tps),
-            format!("{:.1}", point.predicted_tps),
+            format!("{:.1}", point.measured_tps()),
+            format!("{:.1}", point.predicted_tps()),
             format!("{:.4}", point.tps_error()),
-            ms(point.measured.p50_ns),
-            ms(point.predicted.p50_ns),
-            ms(point.measured.p99_ns),
-            ms(point.predicted.p99_ns),
+            ms(point.measured().p50_ns),
+            ms(point.predicted().p50_ns),
+            ms(point.measured().p99_ns),
+            ms(point.predicted().p99_ns),
             point
                 .p99_error()
                 .map_or(String::new(), |e| format!("{e:.4}")),
-            stability(point.measured_stable).into(),
+            stability(point.measured_stable()).into(),
             point.predicted_stability().into(),
             point.miss(tolerance).is_none().to_string(),
-            point.repeats.len().to_string(),
+            point.repeats().len().to_string(),
             format!("{:.1}", point.tps_range().0),
             format!("{:.1}", point.tps_range().1),
             ms(point.p99_range().0),
             ms(point.p99_range().1),
             point.collapsed_repeats().to_string(),
             point
-                .calibrated_tps
+                .calibrated_tps()
                 .map_or(String::new(), |tps| format!("{tps:.1}")),
             point
                 .drift()
@@ -416,8 +416,8 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
                 .steady_p99_error()
                 .map_or(String::new(), |e| format!("{e:.4}")),
             point.stability_call().name().into(),
-            ms(point.predicted_p99_range.0),
-            ms(point.predicted_p99_range.1),
+            ms(point.predicted_p99_range().0),
+            ms(point.predicted_p99_range().1),
         ])
         .expect("writing to memory");
     }

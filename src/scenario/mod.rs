@@ -45,71 +45,74 @@ pub struct Overrides {
     pub calibration_scale: Option<f64>,
 }
 
-/// A validated scenario, in simulation units.
+/// A validated scenario, in simulation units. Its fields are read through methods of the same
+/// names and changed only through methods that keep it valid and its `scenario.toml` true
+/// ([`Scenario::with_policy`], [`Scenario::with_shards`], [`Scenario::at_steady_peak`] …).
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// The scenario file it came from.
-    pub path: PathBuf,
+    path: PathBuf,
     /// Its name (the output folder's name).
-    pub name: String,
+    name: String,
     /// What it models.
-    pub description: String,
+    description: String,
     /// Seed of every random draw.
-    pub seed: u64,
+    seed: u64,
     /// Shard counts to simulate, ascending.
-    pub shards: Vec<u32>,
+    shards: Vec<u32>,
     /// How an increment chooses its row: every policy runs over the same arrivals.
-    pub policies: Vec<Policy>,
+    policies: Vec<Policy>,
     /// The `skip-locked` policy's settings.
-    pub skip_locked: crate::model::rows::SkipLocked,
+    skip_locked: crate::model::rows::SkipLocked,
     /// Time-series window length.
-    pub window: SimTime,
+    window: SimTime,
     /// End of the simulated period.
-    pub horizon: SimTime,
+    horizon: SimTime,
     /// The hold-time distribution.
-    pub hold: HoldDist,
+    hold: HoldDist,
     /// Where arrivals come from (with the what-if traffic applied).
-    pub arrivals: ArrivalPlan,
+    arrivals: ArrivalPlan,
     /// The what-if traffic: how the arrivals were scaled (and a trace sped up).
-    pub traffic: crate::arrivals::Traffic,
+    traffic: crate::arrivals::Traffic,
     /// Synthetic keys (a trace names its own keys).
-    pub keys: KeyPlan,
+    keys: KeyPlan,
     /// Size of the synthetic user population.
-    pub users: u64,
+    users: u64,
     /// The targets a shard count must meet.
-    pub slo: Slo,
+    slo: Slo,
     /// Independent replications per shard count (≥ 1).
-    pub replications: u32,
+    replications: u32,
     /// Start of the measured period of each replication (the warm-up's end).
-    pub warmup: SimTime,
+    warmup: SimTime,
     /// Tolerances of `shardsim check` (numbers validated; column names checked by `check`).
-    pub check: file::CheckTable,
+    check: file::CheckTable,
     /// Timeouts, retries, batching and the connection pool.
-    pub features: std::sync::Arc<crate::model::clients::Features>,
+    features: std::sync::Arc<crate::model::clients::Features>,
     /// Adaptive row counts, simulated beside the static shard counts.
-    pub adaptive: Option<crate::model::adaptive::AdaptivePolicy>,
+    adaptive: Option<crate::model::adaptive::AdaptivePolicy>,
     /// Read requests per second over time: the like profile scaled by `per_write`, or a
     /// constant rate (`None` without `[reads]`).
-    pub read_segments: Option<Vec<RateSegment>>,
+    read_segments: Option<Vec<RateSegment>>,
     /// The machine behind the rows (all empty for the seed's lock model).
-    pub machine: std::sync::Arc<crate::model::MachineModel>,
+    machine: std::sync::Arc<crate::model::MachineModel>,
     /// Whether the sweep runs the event-driven pipeline: with machine sections, or when asked
     /// (`--engine event`); otherwise the exact core's closed form (the fast path).
-    pub pipeline: bool,
+    pipeline: bool,
     /// Regions taking the likes on their own rows (region i is key i), copying their counts.
-    pub regions: Option<std::sync::Arc<crate::model::regions::RegionsPlan>>,
+    regions: Option<std::sync::Arc<crate::model::regions::RegionsPlan>>,
     /// The scenario's own fields that its calibration also gives (`hold.ms (calibration.toml)`):
     /// the scenario's values are used; the terminal and `scenario.toml` say so.
-    pub calibration_kept: Vec<String>,
+    calibration_kept: Vec<String>,
     /// Its calibration's `[spread]`, if it has one: `plan` answers at both ends.
-    pub calibration_spread: Option<include::CalibrationSpread>,
+    calibration_spread: Option<include::CalibrationSpread>,
     /// The likes table each like is recorded in before its increment (`[likes_table]`).
-    pub likes: Option<std::sync::Arc<crate::model::likes::LikesPlan>>,
+    likes: Option<std::sync::Arc<crate::model::likes::LikesPlan>>,
     /// The most requests one shard count may hold queued before it is stopped as saturated
     /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
-    pub queue_limit: u64,
-    /// The scenario as resolved, defaults filled in, for `scenario.toml`.
-    pub resolved: ScenarioFile,
+    queue_limit: u64,
+    /// The file as read (its calibration merged in), from which [`Scenario::resolved`] writes
+    /// `scenario.toml` with every default filled in.
+    file: ScenarioFile,
 }
 
 pub use crate::arrivals::{ArrivalPlan, RateSegment};
@@ -205,6 +208,214 @@ impl KeyPlan {
             zipf_s,
             report_top,
             hot_share: 1.0 / total,
+        }
+    }
+}
+
+/// The fields of a validated scenario, read-only.
+impl Scenario {
+    /// The scenario file it came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its name (the output folder's name).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What it models.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Seed of every random draw.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Shard counts to simulate, ascending.
+    pub fn shards(&self) -> &[u32] {
+        &self.shards
+    }
+
+    /// How an increment chooses its row: every policy runs over the same arrivals.
+    pub fn policies(&self) -> &[Policy] {
+        &self.policies
+    }
+
+    /// The `skip-locked` policy's settings.
+    pub fn skip_locked(&self) -> crate::model::rows::SkipLocked {
+        self.skip_locked
+    }
+
+    /// Time-series window length.
+    pub fn window(&self) -> SimTime {
+        self.window
+    }
+
+    /// End of the simulated period.
+    pub fn horizon(&self) -> SimTime {
+        self.horizon
+    }
+
+    /// The hold-time distribution.
+    pub fn hold(&self) -> &HoldDist {
+        &self.hold
+    }
+
+    /// Where arrivals come from (with the what-if traffic applied).
+    pub fn arrivals(&self) -> &ArrivalPlan {
+        &self.arrivals
+    }
+
+    /// The what-if traffic: how the arrivals were scaled (and a trace sped up).
+    pub fn traffic(&self) -> crate::arrivals::Traffic {
+        self.traffic
+    }
+
+    /// Synthetic keys (a trace names its own keys).
+    pub fn keys(&self) -> KeyPlan {
+        self.keys
+    }
+
+    /// Size of the synthetic user population.
+    pub fn users(&self) -> u64 {
+        self.users
+    }
+
+    /// The targets a shard count must meet.
+    pub fn slo(&self) -> Slo {
+        self.slo
+    }
+
+    /// Independent replications per shard count (≥ 1).
+    pub fn replications(&self) -> u32 {
+        self.replications
+    }
+
+    /// Start of the measured period of each replication (the warm-up's end).
+    pub fn warmup(&self) -> SimTime {
+        self.warmup
+    }
+
+    /// Tolerances of `shardsim check`.
+    pub fn check(&self) -> &file::CheckTable {
+        &self.check
+    }
+
+    /// Timeouts, retries, batching and the connection pool.
+    pub fn features(&self) -> &std::sync::Arc<crate::model::clients::Features> {
+        &self.features
+    }
+
+    /// Adaptive row counts, simulated beside the static shard counts.
+    pub fn adaptive(&self) -> Option<crate::model::adaptive::AdaptivePolicy> {
+        self.adaptive
+    }
+
+    /// Read requests per second over time (`None` without `[reads]`).
+    pub fn read_segments(&self) -> Option<&[RateSegment]> {
+        self.read_segments.as_deref()
+    }
+
+    /// The machine behind the rows (all empty for the seed's lock model).
+    pub fn machine(&self) -> &std::sync::Arc<crate::model::MachineModel> {
+        &self.machine
+    }
+
+    /// Whether the sweep runs the event-driven pipeline rather than the exact core's closed form.
+    pub fn pipeline(&self) -> bool {
+        self.pipeline
+    }
+
+    /// Regions taking the likes on their own rows (`[regions]`).
+    pub fn regions(&self) -> Option<&std::sync::Arc<crate::model::regions::RegionsPlan>> {
+        self.regions.as_ref()
+    }
+
+    /// The scenario's own fields that its calibration also gives.
+    pub fn calibration_kept(&self) -> &[String] {
+        &self.calibration_kept
+    }
+
+    /// Its calibration's `[spread]`, if it has one.
+    pub fn calibration_spread(&self) -> Option<&include::CalibrationSpread> {
+        self.calibration_spread.as_ref()
+    }
+
+    /// The likes table each like is recorded in before its increment (`[likes_table]`).
+    pub fn likes(&self) -> Option<&std::sync::Arc<crate::model::likes::LikesPlan>> {
+        self.likes.as_ref()
+    }
+
+    /// The most requests one shard count may hold queued before it is stopped as saturated.
+    pub fn queue_limit(&self) -> u64 {
+        self.queue_limit
+    }
+}
+
+/// Scenarios derived from a validated one: each keeps it valid and its `scenario.toml` true.
+impl Scenario {
+    /// The scenario as resolved, every default filled in and the seed used: `scenario.toml`.
+    pub fn resolved(&self) -> ScenarioFile {
+        validate::resolved_file(self.file.clone(), self)
+    }
+
+    /// This scenario with only `policy`, named `name`.
+    pub fn with_policy(&self, policy: Policy, name: String) -> Scenario {
+        Scenario {
+            name,
+            policies: vec![policy],
+            ..self.clone()
+        }
+    }
+
+    /// This scenario simulating only `shards` (ascending, each at least 1).
+    pub fn with_shards(&self, shards: Vec<u32>) -> Scenario {
+        debug_assert!(shards.iter().all(|&n| n >= 1) && shards.is_sorted());
+        Scenario {
+            shards,
+            ..self.clone()
+        }
+    }
+
+    /// Bounds each shard count's queue at `limit` requests (a run setting from the memory
+    /// budget, not a field of the file).
+    pub fn limit_queue(&mut self, limit: u64) {
+        self.queue_limit = limit;
+    }
+
+    /// This scenario as a steady Poisson stream at `rate_per_s` over all keys (the rate offered
+    /// after the traffic's scale), warmed up for `warmup` of a `horizon` measured in one window,
+    /// with `replications`, and static shard counts only.
+    pub fn at_steady_peak(
+        &self,
+        rate_per_s: f64,
+        warmup: SimTime,
+        horizon: SimTime,
+        replications: u32,
+    ) -> Scenario {
+        let mut file = self.file.clone();
+        let arrivals = file.arrivals.get_or_insert_with(Default::default);
+        arrivals.rate_per_s = Some(rate_per_s / self.traffic.scale);
+        arrivals.profile = None;
+        arrivals.trace = None;
+        file.adaptive = None;
+        Scenario {
+            arrivals: ArrivalPlan::Poisson {
+                segments: vec![RateSegment {
+                    end: horizon,
+                    rate_per_s,
+                }],
+            },
+            horizon,
+            warmup,
+            window: horizon,
+            replications,
+            adaptive: None,
+            file,
+            ..self.clone()
         }
     }
 }

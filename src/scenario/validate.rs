@@ -117,7 +117,7 @@ pub(super) fn resolve(
     let seed = overrides.seed.or(file.seed).unwrap_or(DEFAULT_SEED);
     let policies = resolve_policies(&file, overrides).map_err(named("policy"))?;
     let skip_locked = resolve_skip_locked(file.skip_locked.as_ref()).map_err(err)?;
-    let (window_s, window) = resolve_window(&file).map_err(named("window_s"))?;
+    let window = resolve_window(&file).map_err(named("window_s"))?;
     let hold = required_hold(&file).map_err(err)?;
     let (traffic, arrivals, horizon) = resolve_load(path, &file, overrides, window)?;
     let is_trace = matches!(arrivals, ArrivalPlan::Trace(_));
@@ -126,7 +126,7 @@ pub(super) fn resolve(
     check_hash_user(&arrivals, &policies).map_err(named("policy"))?;
     let slo = resolve_slo(file.slo.as_ref()).map_err(err)?;
     let replications = resolve_replications(path, &file, overrides)?;
-    let (warmup_s, warmup) = resolve_warmup(&file, horizon).map_err(named("warmup_s"))?;
+    let warmup = resolve_warmup(&file, horizon).map_err(named("warmup_s"))?;
     let check = file.check.clone().unwrap_or_default();
     check_tolerances(&check).map_err(err)?;
     let stages = resolve_stages(&file, &hold, &arrivals, horizon).map_err(err)?;
@@ -161,10 +161,10 @@ pub(super) fn resolve(
         calibration_kept: Vec::new(),
         calibration_spread: None,
         queue_limit: crate::model::engine::MAX_QUEUED,
-        resolved: ScenarioFile::default(),
+        file: ScenarioFile::default(),
     };
     check_closed_loop(&scenario).map_err(err)?;
-    scenario.resolved = resolved_file(file, &scenario, window_s, warmup_s);
+    scenario.file = file;
     Ok(scenario)
 }
 
@@ -250,14 +250,14 @@ fn resolve_policies(file: &ScenarioFile, overrides: &Overrides) -> Result<Vec<Po
     )
 }
 
-/// The time-series window, in seconds and in simulated time.
-fn resolve_window(file: &ScenarioFile) -> Result<(f64, SimTime), String> {
+/// The time-series window in simulated time.
+fn resolve_window(file: &ScenarioFile) -> Result<SimTime, String> {
     let window_s = number(
         file.window_s.unwrap_or(1.0),
         Min::Above(0.0),
         MAX_DURATION_S,
     )?;
-    Ok((window_s, s_f64_to_ns(window_s).max(1)))
+    Ok(s_f64_to_ns(window_s).max(1))
 }
 
 /// The `[hold]` table, which every scenario needs (or takes from a calibration).
@@ -329,8 +329,8 @@ fn resolve_replications(
     }
 }
 
-/// The warm-up, in seconds and in simulated time: shorter than the simulated period.
-fn resolve_warmup(file: &ScenarioFile, horizon: SimTime) -> Result<(f64, SimTime), String> {
+/// The warm-up in simulated time: shorter than the simulated period.
+fn resolve_warmup(file: &ScenarioFile, horizon: SimTime) -> Result<SimTime, String> {
     let warmup_s = number(
         file.warmup_s.unwrap_or(0.0),
         Min::AtLeast(0.0),
@@ -343,7 +343,7 @@ fn resolve_warmup(file: &ScenarioFile, horizon: SimTime) -> Result<(f64, SimTime
             crate::time::ns_to_s(horizon)
         ));
     }
-    Ok((warmup_s, warmup))
+    Ok(warmup)
 }
 
 /// The clients' behaviours (`[client]`, `[batching]`, `[pool]`, `[reads]`) and the read
@@ -374,12 +374,9 @@ fn resolve_behaviours(
 }
 
 /// The scenario file as resolved: every default filled in, the overrides applied.
-fn resolved_file(
-    mut file: ScenarioFile,
-    scenario: &Scenario,
-    window_s: f64,
-    warmup_s: f64,
-) -> ScenarioFile {
+pub(super) fn resolved_file(mut file: ScenarioFile, scenario: &Scenario) -> ScenarioFile {
+    let window_s = crate::time::ns_to_s(scenario.window);
+    let warmup_s = crate::time::ns_to_s(scenario.warmup);
     let is_trace = matches!(scenario.arrivals, ArrivalPlan::Trace(_));
     file.name = Some(scenario.name.clone());
     file.seed = Some(scenario.seed);

@@ -23,7 +23,6 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         skip_locked: shardsim::model::rows::SkipLocked::default(),
         horizon: ms(1000),
         window: ms(100),
-        window_count: 10,
         key_hint: 1,
         measure_from: 0,
         features: Arc::new(features),

@@ -22,7 +22,6 @@ fn config(shards: u32, features: Features) -> EngineConfig {
         skip_locked: shardsim::model::rows::SkipLocked::default(),
         horizon,
         window: ms(1000),
-        window_count: 10,
         key_hint: 1,
         measure_from: 0,
         features: Arc::new(features),

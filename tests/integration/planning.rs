@@ -306,9 +306,9 @@ fn a_warm_up_is_left_out_of_the_statistics() {
     assert!((3_800..4_200).contains(&dropped), "{dropped}");
     let row = summarize(&common::scenario(dir.path(), &text(4.0)), &warm[0..1]);
     assert!(
-        (row.offered_per_s - 1000.0).abs() < 40.0,
+        (row.offered_per_s() - 1000.0).abs() < 40.0,
         "{}",
-        row.offered_per_s
+        row.offered_per_s()
     );
 }
 

@@ -23,7 +23,7 @@ fn every_scenario_loads_and_says_what_it_models() {
             let grid = Scenario::load_grid(&path, &Overrides::default()).unwrap();
             let scenario = &grid.configurations[0].scenario;
             assert!(
-                !scenario.description.is_empty(),
+                !scenario.description().is_empty(),
                 "{} has a description",
                 path.display()
             );
@@ -106,7 +106,7 @@ fn the_resolved_scenario_repeats_the_run_from_the_output_folder() {
 fn the_final_offers_two_million_likes_peaking_at_5000_a_second() {
     let scenario = Scenario::load(&repo("scenarios/final.toml"), &Overrides::default()).unwrap();
     assert!(
-        matches!(scenario.arrivals, ArrivalPlan::Poisson { .. }),
+        matches!(scenario.arrivals(), ArrivalPlan::Poisson { .. }),
         "a rate profile"
     );
     // Ten minutes at 2000, 2800, 3600, 4300, 5000, 4500, 3700, 3000, 2400, 2000 likes/s.
@@ -115,8 +115,8 @@ fn the_final_offers_two_million_likes_peaking_at_5000_a_second() {
     assert!((expected / 2e6 - 1.0).abs() <= 0.01, "{expected}");
     assert_eq!(scenario.peak_offered_per_s(), 5000.0);
     assert_eq!(scenario.duration_s(), 600.0);
-    assert_eq!(scenario.hold.mean_ns(), 1e6);
-    assert_eq!(scenario.shards, [1, 2, 4, 8, 16, 32, 64]);
+    assert_eq!(scenario.hold().mean_ns(), 1e6);
+    assert_eq!(scenario.shards(), [1, 2, 4, 8, 16, 32, 64]);
 }
 
 #[test]

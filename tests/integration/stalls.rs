@@ -166,7 +166,7 @@ impl Observer for Recorder {
 fn fitted_from_simulation(text: &str) -> Option<FittedStalls> {
     let dir = tempfile::tempdir().unwrap();
     let scenario = on_pipeline(dir.path(), text);
-    let horizon = scenario.horizon;
+    let horizon = scenario.horizon();
     let timeline = std::sync::Arc::new(Timeline::new(std::time::Duration::from_nanos(horizon)));
     let observers = vec![Recorder(std::sync::Arc::clone(&timeline))];
     shardsim::sweep::run(&scenario, 0, observers, &shardsim::sweep::NoProgress).unwrap();

@@ -81,7 +81,7 @@ fn speed_two_on_a_trace_halves_its_duration() {
     }
     let scenario = common::scenario(dir.path(), &trace_scenario(""));
     let fast = common::scenario(dir.path(), &trace_scenario("speed = 2\n"));
-    assert_eq!(fast.horizon, scenario.horizon / 2);
+    assert_eq!(fast.horizon(), scenario.horizon() / 2);
     assert_eq!(fast.peak_total_per_s(), 2.0 * scenario.peak_total_per_s());
 }
 

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use shardsim::calibrate::load::Load;
-use shardsim::calibrate::validate::{Point, Repeat, StabilityCall, Tolerance};
+use shardsim::calibrate::validate::{Point, Prediction, Repeat, StabilityCall, Tolerance};
 use shardsim::stats::WaitSummary;
 
 /// `validate`'s default tolerance.
@@ -16,33 +16,54 @@ const DEFAULT: Tolerance = Tolerance {
     p99_rel: 0.25,
 };
 
-/// A point measured at 1,000/s with a 10 ms p99, predicted at `tps` and `p99_ms`, with the
-/// measured and predicted stability given.
+/// A point measured once at 1,000/s with a 10 ms p99 (offered 1,000/s when it kept up,
+/// 1,500/s when it fell behind), predicted at `tps` and `p99_ms`, with the predicted stability
+/// given.
 fn point(tps: f64, p99_ms: f64, measured_stable: bool, predicted_stable: bool) -> Point {
-    let summary = |p99_ms: f64| WaitSummary {
+    let offered = if measured_stable { 1000.0 } else { 1500.0 };
+    let measured = Repeat {
+        tps: 1000.0,
+        responses: summary(10.0),
+        stable: measured_stable,
+        steady_p99_ns: None,
+    };
+    Point::new(
+        load(offered),
+        vec![measured],
+        prediction(tps, p99_ms, p99_ms, predicted_stable),
+        None,
+    )
+}
+
+/// An open stream of `rate_per_s` over 4 rows.
+fn load(rate_per_s: f64) -> Load {
+    Load {
+        rows: 4,
+        clients: 32,
+        rate_per_s: Some(rate_per_s),
+        warmup: Duration::from_secs(1),
+        duration: Duration::from_secs(5),
+    }
+}
+
+/// 1,000 responses with a p99 of `p99_ms`.
+fn summary(p99_ms: f64) -> WaitSummary {
+    WaitSummary {
         count: 1000,
         p99_ns: (p99_ms * 1e6) as u64,
         ..WaitSummary::default()
-    };
-    Point {
-        load: Load {
-            rows: 4,
-            clients: 32,
-            rate_per_s: Some(1500.0),
-            warmup: Duration::from_secs(1),
-            duration: Duration::from_secs(5),
-        },
-        measured_tps: 1000.0,
-        measured: summary(10.0),
-        measured_stable,
-        repeats: Vec::new(),
-        predicted_tps: tps,
-        predicted: summary(p99_ms),
-        predicted_p99_range: ((p99_ms * 1e6) as u64, (p99_ms * 1e6) as u64),
-        predicted_stable,
-        predicted_metastable: false,
-        predicted_marginal: false,
-        calibrated_tps: None,
+    }
+}
+
+/// A prediction of `tps` with p99s from `low_ms` to `high_ms` over its replications.
+fn prediction(tps: f64, low_ms: f64, high_ms: f64, stable: bool) -> Prediction {
+    Prediction {
+        tps,
+        responses: summary(low_ms),
+        p99_range: ((low_ms * 1e6) as u64, (high_ms * 1e6) as u64),
+        stable,
+        metastable: false,
+        marginal: false,
     }
 }
 
@@ -118,15 +139,18 @@ fn a_stable_points_p99_interval_must_overlap_its_repeats_range_widened_by_twenty
         steady_p99_ns: None,
     };
     let with = |low_ms: f64, high_ms: f64| {
-        let mut point = point(1000.0, low_ms, true, true);
-        point.repeats = vec![
+        let repeats = vec![
             repeat(8.0, true),
             repeat(10.0, true),
             repeat(900.0, false),
             repeat(14.0, true),
         ];
-        point.predicted_p99_range = ((low_ms * 1e6) as u64, (high_ms * 1e6) as u64);
-        point
+        Point::new(
+            load(1500.0),
+            repeats,
+            prediction(1500.0, low_ms, high_ms, true),
+            None,
+        )
     };
     assert_eq!(with(8.0, 8.0).stable_p99_range(), (8_000_000, 14_000_000));
     assert_eq!(

@@ -85,3 +85,22 @@ pub(crate) fn column(csv: &[u8], name: &str) -> Vec<String> {
         .map(|record| record.unwrap()[index].to_owned())
         .collect()
 }
+
+/// A point of `repeats` and `predicted` that `calibrate` did not measure.
+pub(crate) fn measured_point(load: Load, repeats: Vec<Repeat>, predicted: Prediction) -> Point {
+    Point::new(load, repeats, predicted, None)
+}
+
+/// `point` as if its median repeat had fallen behind.
+pub(crate) fn collapsed(mut point: Point) -> Point {
+    point.measured_stable = false;
+    point
+}
+
+/// `point` as measured before repeats had a steady p99.
+pub(crate) fn without_steady_p99(mut point: Point) -> Point {
+    for repeat in &mut point.repeats {
+        repeat.steady_p99_ns = None;
+    }
+    point
+}

@@ -27,7 +27,7 @@ fn a_point_is_judged_by_the_median_of_its_repeats_and_shows_their_range() {
         measured_repeat(850.0, 9, false),
         measured_repeat(990.0, 3, true),
     ];
-    let point = point(open_load(), repeats, kept_up(1_000.0));
+    let point = measured_point(open_load(), repeats, kept_up(1_000.0));
     assert_eq!(point.measured_tps, 990.0);
     assert_eq!(point.measured.p99_ns, 3_000_000);
     assert_eq!(point.measured.p50_ns, 300_000);
@@ -77,7 +77,7 @@ fn a_stream_that_cannot_drain_a_full_backlog_is_predicted_metastable() {
         rate_per_s: Some(2_600.0),
         ..open_load()
     };
-    let point = point(load, vec![measured_repeat(2_000.0, 500, false)], one_row);
+    let point = measured_point(load, vec![measured_repeat(2_000.0, 500, false)], one_row);
     assert_eq!(point.predicted_stability(), "metastable");
     assert_eq!(
         point.miss(&Tolerance {
@@ -123,12 +123,12 @@ fn a_closed_loop_calibrate_ran_too_shows_how_far_the_database_moved_since() {
         None,
         "open streams are not compared"
     );
-    let mut point = point(
+    let point = Point::new(
         closed(4),
         vec![measured_repeat(1_200.0, 5, true)],
         kept_up(1_150.0),
+        calibrated_tps(&runs, &closed(4)),
     );
-    point.calibrated_tps = calibrated_tps(&runs, &closed(4));
     assert!((point.drift().expect("compared") - 0.2).abs() < 1e-12);
     // Without a calibration.csv beside it there is nothing to compare.
     assert!(calibrated_runs(&dir.path().join("elsewhere").join("c.toml")).is_empty());
@@ -184,7 +184,7 @@ fn an_even_number_of_repeats_takes_the_middle_two() {
         measured_repeat(700.0, 2, false),
         measured_repeat(1_000.0, 4, true),
     ];
-    let point = point(open_load(), repeats, kept_up(1_000.0));
+    let point = measured_point(open_load(), repeats, kept_up(1_000.0));
     assert_eq!(point.measured_tps, 850.0);
     assert_eq!(point.measured.p99_ns, 3_000_000);
     assert!(!point.measured_stable, "850/s is below 90% of 1,000/s");
@@ -216,7 +216,7 @@ fn a_stream_that_keeps_up_as_fitted_but_not_at_the_spreads_slow_end_is_marginal(
     // A little slower keeps up: stable, as fitted.
     let near = predict_over_spread(&calibration, &load, Some(1.1)).expect("valid");
     assert!(near.stable && !near.marginal, "{near:?}");
-    let point = point(load, vec![measured_repeat(4_000.0, 2, true)], over);
+    let point = measured_point(load, vec![measured_repeat(4_000.0, 2, true)], over);
     assert_eq!(point.predicted_stability(), "marginal");
     assert_eq!(point.stability_call(), StabilityCall::Conservative);
 }

@@ -334,7 +334,7 @@ impl<O: Observer> Pipeline<O> {
             batches: Vec::new(),
             free_batches: Vec::new(),
             handovers: Vec::new(),
-            series: WindowSeries::with_late_waits(config.window, config.window_count),
+            series: WindowSeries::with_late_waits(config.window, config.window_count()),
             waits: WaitStats::new(),
             responses: WaitStats::new(),
             records_responses: !machine.is_empty() || config.likes.is_some(),

@@ -12,7 +12,7 @@ figure!(AtRiskFigure);
 impl AtRiskFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let window_s = crate::time::ns_to_s(self.scenario.window);
+        let window_s = crate::time::ns_to_s(self.scenario.window());
         let end_s = self.scenario.duration_s();
         let lines = window_lines(&self.runs[..self.runs.len().min(1)], |i, w| {
             Some(((i + 1) as f64 * window_s, w.at_risk as f64))
@@ -24,7 +24,7 @@ impl AtRiskFigure<'_> {
         );
         let crashes: Vec<f64> = self
             .scenario
-            .features
+            .features()
             .batching
             .iter()
             .flat_map(|b| b.crashes.iter().map(|c| crate::time::ns_to_s(c.at)))

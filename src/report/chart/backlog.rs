@@ -11,7 +11,7 @@ figure!(BacklogFigure);
 impl BacklogFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let window_s = crate::time::ns_to_s(self.scenario.window);
+        let window_s = crate::time::ns_to_s(self.scenario.window());
         let end_s = self.scenario.duration_s();
         // Each window's most increments waiting at once (the summary's backlog max is the
         // largest of these).
@@ -25,7 +25,7 @@ impl BacklogFigure<'_> {
         );
         // A closed loop offers nothing of its own: its clients send as fast as answers come.
         let closed = matches!(
-            self.scenario.arrivals,
+            self.scenario.arrivals(),
             crate::scenario::ArrivalPlan::Closed(_)
         );
         let offered = if closed {
@@ -89,7 +89,7 @@ impl BacklogFigure<'_> {
 /// The likes offered per second over time: the scenario's rate profile (retries are not likes),
 /// or, for a trace, its arrivals per window as the run with the most rows saw them.
 fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
-    match &scenario.arrivals {
+    match &scenario.arrivals() {
         crate::scenario::ArrivalPlan::Poisson { segments } => {
             let mut start = 0.0;
             let mut points = Vec::with_capacity(segments.len() * 2);
@@ -103,7 +103,7 @@ fn offered_likes(scenario: &Scenario, runs: &[ShardRun]) -> Vec<(f64, f64)> {
         }
         // What the clients sent, as the run with the most rows saw it.
         crate::scenario::ArrivalPlan::Trace(_) | crate::scenario::ArrivalPlan::Closed(_) => {
-            let window_s = crate::time::ns_to_s(scenario.window);
+            let window_s = crate::time::ns_to_s(scenario.window());
             runs.iter()
                 .filter(|run| !run.adaptive)
                 .max_by_key(|run| run.shards)

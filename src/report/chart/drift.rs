@@ -16,7 +16,7 @@ figure!(DriftFigure);
 impl DriftFigure<'_> {
     /// One line per distinct drift series, labelled with every shard count that has it.
     fn lines(&self) -> Vec<(String, Vec<(f64, f64)>)> {
-        let window_s = crate::time::ns_to_s(self.scenario.window);
+        let window_s = crate::time::ns_to_s(self.scenario.window());
         // Each distinct line, with the names of the runs that draw it.
         let mut lines: Vec<(Vec<String>, Points)> = Vec::new();
         for (name, points) in window_lines(self.runs, |i, w| {
@@ -47,7 +47,7 @@ impl DriftFigure<'_> {
         );
         let passes: Vec<f64> = self
             .scenario
-            .likes
+            .likes()
             .as_ref()
             .and_then(|l| l.reconcile)
             .map(|r| {

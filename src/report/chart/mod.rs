@@ -110,9 +110,7 @@ pub fn render_all(
     };
     let mut charts = vec![render("policies", &comparison)?];
     for &(policy, shards) in recommended {
-        let mut one = scenario.clone();
-        one.name = format!("{} ({policy})", scenario.name);
-        one.policies = vec![policy];
+        let one = scenario.with_policy(policy, format!("{} ({policy})", scenario.name()));
         let name = policy.to_string();
         let rows: Vec<SummaryRow> = rows.iter().filter(|r| r.policy == name).cloned().collect();
         let runs: Vec<ShardRun> = runs
@@ -164,11 +162,11 @@ fn render_policy(
         figures.push(("responses", figure));
     }
     let at_risk = AtRiskFigure { scenario, runs };
-    if scenario.features.batching.is_some() {
+    if scenario.features().batching.is_some() {
         figures.push(("at_risk", &at_risk));
     }
     let drift = DriftFigure { scenario, runs };
-    if scenario.likes.as_ref().is_some_and(|l| !l.same_transaction) {
+    if scenario.likes().is_some_and(|l| !l.same_transaction) {
         figures.push(("drift", &drift));
     }
     let neighbours = neighbours_figure(scenario, rows);
@@ -505,7 +503,7 @@ fn colour(index: usize) -> RGBColor {
 }
 
 fn title(scenario: &Scenario, what: &str) -> String {
-    format!("{}: {what}", scenario.name)
+    format!("{}: {what}", scenario.name())
 }
 
 /// Reduces a long series to at most `MAX_POINTS`, keeping each bucket's maximum.

@@ -16,7 +16,7 @@ impl PoliciesFigure<'_> {
         root.fill(&WHITE)?;
         let ms = crate::time::ns_to_ms;
         let rows: Vec<&SummaryRow> = self.rows.iter().filter(|r| !r.adaptive).collect();
-        let target_ms = self.scenario.slo.p99_ns.map(ms);
+        let target_ms = self.scenario.slo().p99_ns.map(ms);
         let y = Axis::fit_waits(
             rows.iter()
                 .flat_map(|r| [ms(r.waits.p99_ns), ms(r.waits.p999_ns)])

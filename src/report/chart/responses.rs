@@ -7,7 +7,7 @@ pub(super) fn responses_figure<'a>(
     scenario: &'a Scenario,
     rows: &'a [SummaryRow],
 ) -> Option<ShardLinesFigure<'a>> {
-    if scenario.machine.is_empty() {
+    if scenario.machine().is_empty() {
         return None;
     }
     let responses: Vec<WaitSummary> = rows

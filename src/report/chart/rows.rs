@@ -13,7 +13,7 @@ figure!(RowsFigure);
 impl RowsFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let window_s = crate::time::ns_to_s(self.scenario.window);
+        let window_s = crate::time::ns_to_s(self.scenario.window());
         let end_s = self.scenario.duration_s();
         let steps = |value: fn(&WindowRow) -> f64| -> Vec<(f64, f64)> {
             thin(

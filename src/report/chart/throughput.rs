@@ -31,7 +31,7 @@ pub(super) fn throughput_figure<'a>(
                 ),
                 (
                     "busiest key: mean offered".into(),
-                    of(&|r| r.offered_per_s * r.hot_key_share),
+                    of(&|r| r.offered_per_s() * r.hot_key_share),
                     Mark::Dashed(PALETTE[1]),
                 ),
             ],
@@ -52,12 +52,12 @@ pub(super) fn throughput_figure<'a>(
             ),
             (
                 "achieved throughput".into(),
-                of(&|r| r.throughput_per_s),
+                of(&|r| r.throughput_per_s()),
                 Mark::Line(PALETTE[0]),
             ),
             (
                 "mean offered".into(),
-                of(&|r| r.offered_per_s),
+                of(&|r| r.offered_per_s()),
                 Mark::Dashed(PALETTE[1]),
             ),
         ],

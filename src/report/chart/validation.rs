@@ -82,7 +82,7 @@ impl ValidationFigure<'_> {
     }
 
     fn colour(point: &crate::calibrate::validate::Point) -> RGBColor {
-        if point.load.rate_per_s.is_none() {
+        if point.load().rate_per_s.is_none() {
             PALETTE[0]
         } else {
             PALETTE[1]
@@ -95,7 +95,7 @@ impl ValidationFigure<'_> {
         let points = &self.validation.points;
         let top = points
             .iter()
-            .flat_map(|p| [p.measured_tps, p.predicted_tps, p.tps_range().1])
+            .flat_map(|p| [p.measured_tps(), p.predicted_tps(), p.tps_range().1])
             .fold(1.0_f64, f64::max)
             * 1.1;
         let mut chart = build(area, "throughput".into(), 0.0..top, 0.0..top, false)?;
@@ -111,15 +111,15 @@ impl ValidationFigure<'_> {
         draw_diagonal(&mut chart, 0.0..top)?;
         for point in points {
             let colour = Self::colour(point);
-            let at = (point.measured_tps, point.predicted_tps);
+            let at = (point.measured_tps(), point.predicted_tps());
             let (low, high) = point.tps_range();
             draw_range(&mut chart, (low, high), at.1, colour)?;
-            if point.measured_stable {
+            if point.measured_stable() {
                 chart.draw_series(std::iter::once(Circle::new(at, 7, colour.filled())))?;
             } else {
                 chart.draw_series(std::iter::once(Cross::new(at, 9, colour.stroke_width(3))))?;
             }
-            if point.measured_stable != point.predicted_stable {
+            if point.measured_stable() != point.predicted_stable() {
                 chart.draw_series(std::iter::once(Circle::new(at, 13, WRONG.stroke_width(3))))?;
             }
         }
@@ -133,18 +133,18 @@ impl ValidationFigure<'_> {
             .validation
             .points
             .iter()
-            .filter(|p| p.measured_stable && p.predicted_stable)
+            .filter(|p| p.measured_stable() && p.predicted_stable())
             .collect();
         let ms = crate::time::ns_to_ms;
         let axis = Axis::fit_waits(judged.iter().flat_map(|p| {
             let (low, high) = p.stable_p99_range();
-            let (bottom, top) = p.predicted_p99_range;
+            let (bottom, top) = p.predicted_p99_range();
             [
                 ms(low),
                 ms(high),
                 ms(bottom),
                 ms(top),
-                ms(p.predicted.p99_ns),
+                ms(p.predicted().p99_ns),
             ]
         }));
         let range = axis.range();
@@ -185,13 +185,13 @@ impl ValidationFigure<'_> {
         for point in judged {
             let colour = Self::colour(point);
             let at = (
-                axis.to_plot(ms(point.measured.p99_ns)),
-                axis.to_plot(ms(point.predicted.p99_ns)),
+                axis.to_plot(ms(point.measured().p99_ns)),
+                axis.to_plot(ms(point.predicted().p99_ns)),
             );
             // The box of the measured repeats' p99 range (across) by the predicted
             // replications' (up): the point passes where it touches the band.
             let (left, right) = point.stable_p99_range();
-            let (bottom, top) = point.predicted_p99_range;
+            let (bottom, top) = point.predicted_p99_range();
             let corner = |x: u64, y: u64| (axis.to_plot(ms(x)), axis.to_plot(ms(y)));
             chart.draw_series(std::iter::once(Rectangle::new(
                 [corner(left, bottom), corner(right, top)],
@@ -239,7 +239,6 @@ mod tests {
     use super::*;
     use crate::calibrate::load::Load;
     use crate::calibrate::validate::fixtures::*;
-    use crate::calibrate::validate::*;
 
     #[test]
     fn the_chart_shows_every_points_throughput_and_the_p99_the_tolerance_judges() {
@@ -253,12 +252,12 @@ mod tests {
             ..open_load()
         };
         let points = vec![
-            point(
+            measured_point(
                 closed,
                 vec![measured_repeat(3_000.0, 40, true)],
                 predicted_at(3_100.0, 45, true),
             ),
-            point(
+            measured_point(
                 open_load(),
                 vec![
                     measured_repeat(1_000.0, 2, true),
@@ -268,13 +267,13 @@ mod tests {
             ),
             // Kept up where the model says it falls behind: on the throughput panel only,
             // ringed.
-            point(
+            measured_point(
                 one_row,
                 vec![measured_repeat(995.0, 5, true)],
                 predicted_at(700.0, 900, false),
             ),
             // Fell behind, as predicted: a cross on the throughput panel only.
-            point(
+            measured_point(
                 one_row,
                 vec![measured_repeat(600.0, 900, false)],
                 predicted_at(620.0, 950, false),
@@ -295,7 +294,7 @@ mod tests {
         assert_eq!(count("7"), 3 + 2 + 1);
         assert_eq!(count("13"), 1 + 1);
         let boxes = chart.svg.matches("<rect").count();
-        let none_kept_up = vec![point(
+        let none_kept_up = vec![measured_point(
             one_row,
             vec![measured_repeat(600.0, 900, false)],
             predicted_at(620.0, 950, false),

@@ -11,12 +11,12 @@ figure!(WaitOverTimeFigure);
 impl WaitOverTimeFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let window_s = crate::time::ns_to_s(self.scenario.window);
+        let window_s = crate::time::ns_to_s(self.scenario.window());
         let lines = window_lines(self.runs, |i, w| {
             w.wait_p99_ns()
                 .map(|ns| (i as f64 * window_s, crate::time::ns_to_ms(ns)))
         });
-        let target_ms = self.scenario.slo.p99_ns.map(crate::time::ns_to_ms);
+        let target_ms = self.scenario.slo().p99_ns.map(crate::time::ns_to_ms);
         let y = Axis::fit_waits(
             lines
                 .iter()

@@ -33,7 +33,7 @@ fn ms(ns: u64) -> f64 {
 impl WaitsFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
-        let target_ms = self.scenario.slo.p99_ns.map(ms);
+        let target_ms = self.scenario.slo().p99_ns.map(ms);
         let adaptive_p99 = self.adaptive.map(|r| ms(r.waits.p99_ns));
         let y = Axis::fit_waits(
             self.rows

@@ -29,7 +29,7 @@ fn the_planners_question_takes_the_smallest_row_count_meeting_each_target() {
         .iter()
         .map(|&(rows, measured, predicted)| {
             let stable = rows > 1;
-            point(
+            measured_point(
                 Load {
                     rows,
                     ..open_load()
@@ -115,26 +115,26 @@ fn the_widest_spread_of_the_closed_loops_repeats_says_how_well_the_database_repe
             .collect()
     };
     let validation = validation_of(vec![
-        point(
+        measured_point(
             closed(1),
             tps(&[16_137.0, 22_780.0, 21_587.0]),
             kept_up(20_000.0),
         ),
-        point(
+        measured_point(
             closed(2),
             tps(&[19_647.0, 35_356.0, 31_409.0]),
             kept_up(30_000.0),
         ),
         // An open stream's throughput is its rate whatever the database does.
-        point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
+        measured_point(open_load(), tps(&[100.0, 1_000.0]), kept_up(1_000.0)),
     ]);
     let (widest, spread) = validation
         .widest(Point::tps_spread)
         .expect("closed loops repeated");
-    assert_eq!(widest.load.rows, 2);
+    assert_eq!(widest.load().rows, 2);
     assert!((spread - 0.7996).abs() < 1e-3, "{spread}");
     assert_eq!(validation.points[2].tps_spread(), None);
-    let once = point(closed(1), tps(&[16_137.0]), kept_up(20_000.0));
+    let once = measured_point(closed(1), tps(&[16_137.0]), kept_up(20_000.0));
     assert_eq!(once.tps_spread(), None);
     let table = validation_table(&validation, &TOLERANCE);
     assert!(
@@ -159,15 +159,18 @@ fn the_spread_of_the_stable_open_streams_p99_says_how_well_the_database_repeats_
         rows,
         ..open_load()
     };
-    let mut collapsed = point(open(1), p99s(&[900, 1_800]), kept_up(1_000.0));
-    collapsed.measured_stable = false;
+    let collapsed = collapsed(measured_point(
+        open(1),
+        p99s(&[900, 1_800]),
+        kept_up(1_000.0),
+    ));
     let validation = validation_of(vec![
         collapsed,
-        point(open(4), p99s(&[2, 38, 3]), kept_up(1_000.0)),
-        point(open(16), p99s(&[10, 11, 10]), kept_up(1_000.0)),
+        measured_point(open(4), p99s(&[2, 38, 3]), kept_up(1_000.0)),
+        measured_point(open(16), p99s(&[10, 11, 10]), kept_up(1_000.0)),
     ]);
     let (widest, spread) = validation.widest(Point::p99_spread).expect("open repeats");
-    assert_eq!(widest.load.rows, 4);
+    assert_eq!(widest.load().rows, 4);
     assert!((spread - 18.0).abs() < 1e-9, "{spread}");
     assert_eq!(validation.points[0].p99_spread(), None, "collapsed");
     assert!((validation.points[2].p99_spread().expect("stable") - 0.1).abs() < 1e-9);
@@ -198,7 +201,7 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
         let mut prediction = kept_up(1_000.0);
         prediction.responses.p99_ns = predicted_p99_us * 1_000;
         prediction.p99_range = (predicted_p99_us * 1_000, predicted_p99_us * 1_000);
-        point(
+        measured_point(
             Load {
                 rows,
                 ..open_load()
@@ -214,7 +217,7 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
         ..open_load()
     };
     let validation = validation_of(vec![
-        point(
+        measured_point(
             closed,
             vec![measured_repeat(5_000.0, 30, true)],
             kept_up(5_000.0),
@@ -248,11 +251,7 @@ fn the_prediction_is_also_read_against_the_steady_p99_which_stalls_do_not_move()
     );
     // Without any steady p99 (an older measurement), there is no line.
     let mut without = validation.clone();
-    for point in &mut without.points {
-        for repeat in &mut point.repeats {
-            repeat.steady_p99_ns = None;
-        }
-    }
+    without.points = without.points.into_iter().map(without_steady_p99).collect();
     assert_eq!(without.steady_p99_within(&TOLERANCE), None);
 }
 
@@ -261,17 +260,17 @@ fn optimistic_calls_are_counted_apart_and_named_in_the_csv() {
     // Predicted to keep up, measured collapsed: optimistic; the reverse: conservative; a
     // collapse predicted as metastable agrees.
     let points = vec![
-        point(
+        measured_point(
             open_load(),
             vec![measured_repeat(600.0, 900, false)],
             predicted_at(1_000.0, 5, true),
         ),
-        point(
+        measured_point(
             open_load(),
             vec![measured_repeat(1_000.0, 5, true)],
             predicted_at(700.0, 900, false),
         ),
-        point(
+        measured_point(
             open_load(),
             vec![measured_repeat(600.0, 900, false)],
             Prediction {
