@@ -22,7 +22,7 @@ use crate::figures::summarize;
 use crate::figures::{
     NEAR_CEILING, Recommendation, SummaryRow, Verdict, remedy, static_ceiling_per_s,
 };
-use crate::model::{NoEvents, Policy};
+use crate::model::{NoEvents, Policy, Rows};
 use crate::report::grid::{ConfigBlock, sweep_line};
 use crate::scenario::grid::Configuration;
 use crate::scenario::{ArrivalPlan, Scenario, Variant};
@@ -92,11 +92,11 @@ impl PolicySearch {
     fn record(&mut self, rows: Vec<SummaryRow>, scenario: &Scenario) {
         for row in rows {
             if self.stable.is_none() && row.verdict() == Verdict::Stable {
-                self.stable = Some(row.shards);
+                self.stable = Some(row.shards());
             }
             if scenario.slo().is_set() && self.meets_target.is_none() && row.meets(&scenario.slo())
             {
-                self.meets_target = Some(row.shards);
+                self.meets_target = Some(row.shards());
             }
             self.rows.push(row);
         }
@@ -229,8 +229,7 @@ fn variants_of(searches: &[PolicySearch], rounds: &[Vec<u32>]) -> Vec<Variant> {
         .flat_map(|(search, round)| {
             round.iter().map(|&shards| Variant {
                 policy: search.policy,
-                shards,
-                adaptive: false,
+                rows: Rows::Fixed(shards),
             })
         })
         .collect()
@@ -263,13 +262,12 @@ fn remedy_at_the_most_rows(
         .copied()
         .max()
         .expect("a scenario has a shard count");
-    if let Some(row) = last.rows.iter().find(|row| row.shards == most) {
+    if let Some(row) = last.rows.iter().find(|row| row.shards() == most) {
         return Ok((remedy(std::slice::from_ref(row)), 0));
     }
     let variant = Variant {
         policy: last.policy,
-        shards: most,
-        adaptive: false,
+        rows: Rows::Fixed(most),
     };
     let work = round_increments(scenario, 1);
     progress(Work::Planned(work));

@@ -48,11 +48,11 @@ pub fn compared() -> impl Iterator<Item = (&'static str, Direction)> + Clone {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Flags {
     /// `--rel`.
-    pub rel: Option<f64>,
+    pub(crate) rel: Option<f64>,
     /// `--abs-ms`.
-    pub abs_ms: Option<f64>,
+    pub(crate) abs_ms: Option<f64>,
     /// `--abs-count`.
-    pub abs_count: Option<f64>,
+    pub(crate) abs_count: Option<f64>,
 }
 
 /// How far each column may move.
@@ -165,21 +165,21 @@ impl Status {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Move {
     /// The policy, when the summaries compare several.
-    pub policy: Option<String>,
+    pub(crate) policy: Option<String>,
     /// The shard count.
-    pub shards: u32,
+    pub(crate) shards: u32,
     /// Whether it is the adaptive run.
-    pub adaptive: bool,
+    pub(crate) adaptive: bool,
     /// The column.
-    pub column: &'static str,
+    pub(crate) column: &'static str,
     /// The baseline's value (`None`: empty, the behaviour was off).
-    pub old: Option<f64>,
+    pub(crate) old: Option<f64>,
     /// This run's value (`None`: empty).
-    pub new: Option<f64>,
+    pub(crate) new: Option<f64>,
     /// The largest allowed move.
-    pub limit: f64,
+    pub(crate) limit: f64,
     /// The verdict.
-    pub status: Status,
+    pub(crate) status: Status,
 }
 
 /// A row of a summary: its policy (empty in a summary without the column; led by the
@@ -424,11 +424,7 @@ fn judge(
 /// shard counts.
 fn mismatch(baseline: &Summary, current: &Summary, compares: bool) -> String {
     let label = |(policy, shards, adaptive): &RowId| {
-        let row = if *adaptive {
-            "adaptive".to_owned()
-        } else {
-            shards.to_string()
-        };
+        let row = crate::model::Rows::of(*shards, *adaptive).to_string();
         if compares {
             format!("{policy} {row}")
         } else {

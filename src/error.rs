@@ -145,9 +145,9 @@ pub struct Failed(pub String);
 #[error("{path}: {message}")]
 pub struct IoFailure {
     /// The user's file or folder.
-    pub path: String,
+    pub(crate) path: String,
     /// What failed.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl IoFailure {

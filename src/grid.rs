@@ -26,22 +26,22 @@ use crate::sweep::{self, NoProgress};
 #[derive(Debug)]
 pub struct GridRun<'a> {
     /// The scenario file (recorded absolute in a slice's manifest, for the merge).
-    pub path: &'a Path,
+    pub(crate) path: &'a Path,
     /// The scenario file's text (written to `scenario.toml`, and fingerprinted).
-    pub text: &'a str,
+    pub(crate) text: &'a str,
     /// The command line's overrides (fingerprinted and recorded: slices of one run share them).
-    pub overrides: &'a crate::scenario::Overrides,
+    pub(crate) overrides: &'a crate::scenario::Overrides,
     /// The slice to run, or all of it.
-    pub partition: Option<Partition>,
+    pub(crate) partition: Option<Partition>,
     /// The output folder.
-    pub out_dir: &'a Path,
+    pub(crate) out_dir: &'a Path,
     /// Whether to print.
-    pub print: bool,
+    pub(crate) print: bool,
     /// Exit 0 even when a configuration meets no target (`--no-fail`).
-    pub no_fail: bool,
+    pub(crate) no_fail: bool,
     /// Simulate every shard count of every configuration and write `summary.csv` and
     /// `timeseries.csv` (`--every-run`), not only what the answer needs.
-    pub every_run: bool,
+    pub(crate) every_run: bool,
 }
 
 /// Simulates `grid` — every configuration, or the units of the run's slice — and writes its

@@ -28,9 +28,9 @@ pub const MANIFEST: &str = "partition.json";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Partition {
     /// Which slice, 0 … `slices` − 1.
-    pub slice: usize,
+    pub(crate) slice: usize,
     /// How many slices.
-    pub slices: usize,
+    pub(crate) slices: usize,
 }
 
 /// Most slices a grid may be split into.
@@ -113,9 +113,9 @@ pub const BLOCKS: &str = "blocks.jsonl";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// The shardsim version that wrote it.
-    pub shardsim: String,
+    pub(crate) shardsim: String,
     /// The scenario's name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The scenario file, absolute (the merge reloads it).
     pub scenario_path: PathBuf,
     /// The command line's overrides the slice ran with.
@@ -123,37 +123,37 @@ pub struct Manifest {
     /// A fingerprint of the version, the scenario's text and the overrides.
     pub fingerprint: String,
     /// The seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Which slice, from 0.
-    pub slice: usize,
+    pub(crate) slice: usize,
     /// How many slices.
-    pub slices: usize,
+    pub(crate) slices: usize,
     /// The grid's configurations in all.
-    pub configurations: usize,
+    pub(crate) configurations: usize,
     /// The grid's units (configurations × replications) in all.
-    pub units: usize,
+    pub(crate) units: usize,
     /// The swept fields.
-    pub fields: Vec<String>,
+    pub(crate) fields: Vec<String>,
     /// How a configuration's recommendation is chosen (for the merged terminal grid).
-    pub target: String,
+    pub(crate) target: String,
     /// Shard counts per configuration.
-    pub shard_counts: usize,
+    pub(crate) shard_counts: usize,
     /// The units whose runs it holds in `runs.jsonl`, in grid order: (configuration,
     /// replication).
-    pub held: Vec<(usize, u32)>,
+    pub(crate) held: Vec<(usize, u32)>,
     /// The [`fingerprint`] of its `runs.jsonl`, which the merge verifies.
     pub runs_fingerprint: String,
     /// A partial merge's: the slices it joined (a slice's folder leaves it empty: it covers
     /// its own `slice`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub covers: Vec<usize>,
+    pub(crate) covers: Vec<usize>,
     /// A partial merge's: the configurations it finished, whose blocks `blocks.jsonl` holds in
     /// grid order (their units are no longer in `held`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub finished: Vec<usize>,
+    pub(crate) finished: Vec<usize>,
     /// The [`fingerprint`] of its `blocks.jsonl` (a partial merge's).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub blocks_fingerprint: String,
+    pub(crate) blocks_fingerprint: String,
 }
 
 impl Manifest {
@@ -171,11 +171,11 @@ impl Manifest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UnitRuns {
     /// Its configuration's grid index.
-    pub configuration: usize,
+    pub(crate) configuration: usize,
     /// Its replication.
-    pub replication: u32,
+    pub(crate) replication: u32,
     /// Every shard count's run, in the scenario's order.
-    pub runs: Vec<crate::model::ShardRun>,
+    pub(crate) runs: Vec<crate::model::ShardRun>,
 }
 
 /// The units of a grid: (configuration, replication), in grid order.
@@ -247,9 +247,9 @@ impl Default for Fingerprint {
 #[derive(Debug, Clone)]
 pub struct Input {
     /// The folder.
-    pub folder: PathBuf,
+    pub(crate) folder: PathBuf,
     /// Its `partition.json`.
-    pub manifest: Manifest,
+    pub(crate) manifest: Manifest,
 }
 
 /// Reads the manifests of `folders` — each a slice's or a partial merge's folder, or a folder

@@ -103,11 +103,11 @@ pub struct Theory {
     /// row".
     pub model: &'static str,
     /// Mean wait.
-    pub mean_ms: f64,
+    pub(crate) mean_ms: f64,
     /// 99th-percentile wait.
     pub p99_ms: f64,
     /// 99.9th-percentile wait.
-    pub p999_ms: f64,
+    pub(crate) p999_ms: f64,
 }
 
 /// One simulated shard count.
@@ -125,27 +125,27 @@ pub struct Evaluation {
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The scenario planned for.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// The peak rate, increments per second.
-    pub peak_per_s: f64,
+    pub(crate) peak_per_s: f64,
     /// The mean hold, ms.
-    pub mean_hold_ms: f64,
+    pub(crate) mean_hold_ms: f64,
     /// The hold distribution's name.
-    pub hold_dist: &'static str,
+    pub(crate) hold_dist: &'static str,
     /// Whether a machine (per-waiter holds, CPU, flush, overhead, stalls) stands behind the
     /// rows.
-    pub has_machine: bool,
+    pub(crate) has_machine: bool,
     /// What of the machine the plan simulates, in words ("the machine's CPU and flush",
     /// "the machine's CPU, flush and stalls"); empty without a machine.
-    pub machine_words: String,
+    pub(crate) machine_words: String,
     /// The slot-choice policy.
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// The what-if traffic scale planned for (1: the scenario's traffic as given).
-    pub traffic: f64,
+    pub(crate) traffic: f64,
     /// The targets.
-    pub targets: Slo,
+    pub(crate) targets: Slo,
     /// How the peak was simulated.
-    pub settings: PlanSettings,
+    pub(crate) settings: PlanSettings,
     /// The smallest shard count meeting every target, if any up to the cap does.
     pub answer: Option<u32>,
     /// Why no shard count meets the targets.
@@ -153,31 +153,31 @@ pub struct Plan {
     /// Every simulated shard count.
     pub evaluations: BTreeMap<u32, Evaluation>,
     /// The smallest shard count whose peak utilization is below 1 (and within the target).
-    pub utilization_shards: u32,
+    pub(crate) utilization_shards: u32,
     /// The seeds' rule of thumb: peak ÷ the comfortable rate per row.
-    pub rule_of_thumb_shards: u32,
+    pub(crate) rule_of_thumb_shards: u32,
     /// The smallest shard count meeting the targets by exact theory, where there is one.
-    pub theory_shards: Option<u32>,
+    pub(crate) theory_shards: Option<u32>,
     /// What the machine's stalls say about the answer's tail (`None` without `[stalls]`).
-    pub stall_note: Option<String>,
+    pub(crate) stall_note: Option<String>,
     /// The answers over the calibration's spread, when it has one: the plan's own figures
     /// are then its slow end's, and its answer the most rows any end needs.
-    pub spread: Option<SpreadAnswers>,
+    pub(crate) spread: Option<SpreadAnswers>,
 }
 
 /// A plan's answers at its calibration's spread's ends and as fitted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpreadAnswers {
     /// The slow end's factor on every time of the calibration.
-    pub slower: f64,
+    pub(crate) slower: f64,
     /// The fast end's factor.
-    pub faster: f64,
+    pub(crate) faster: f64,
     /// The answer at the slow end.
-    pub at_slower: Option<u32>,
+    pub(crate) at_slower: Option<u32>,
     /// The answer with the calibration as fitted.
-    pub as_fitted: Option<u32>,
+    pub(crate) as_fitted: Option<u32>,
     /// The answer at the fast end.
-    pub at_faster: Option<u32>,
+    pub(crate) at_faster: Option<u32>,
 }
 
 impl SpreadAnswers {
@@ -576,13 +576,13 @@ fn unmet_reason(
     match (best, targets.p99_ns) {
         (Some(row), Some(target)) if row.waits_upper().p99_ns > target => format!(
             "at {} shards the p99 wait is still {} (upper bound), above the {} target",
-            row.shards,
+            row.shards(),
             duration(row.waits_upper().p99_ns),
             duration(target)
         ),
         (Some(row), _) => format!(
             "no shard count up to {max_shards} meets every target (at {} shards: p99 {}, p99.9 {}, utilization {:.2})",
-            row.shards,
+            row.shards(),
             duration(row.waits_upper().p99_ns),
             duration(row.waits_upper().p999_ns),
             row.peak_utilization()

@@ -51,11 +51,7 @@ impl ProgressBars {
         let labels: Vec<String> = variants
             .iter()
             .map(|variant| {
-                let rows = if variant.adaptive {
-                    "adaptive".to_owned()
-                } else {
-                    format!("N = {}", variant.shards)
-                };
+                let rows = variant.rows.legend();
                 if scenario.compares_policies() {
                     format!("{} {rows}", variant.policy.name())
                 } else {

@@ -39,7 +39,7 @@ impl SweepProgress for NoProgress {
 /// replication `replication`.
 pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) -> EngineConfig {
     EngineConfig {
-        shards: variant.shards,
+        shards: variant.shards(),
         policy: variant.policy,
         skip_locked: scenario.skip_locked(),
         horizon: scenario.horizon(),
@@ -53,7 +53,7 @@ pub fn engine_config(scenario: &Scenario, variant: Variant, replication: u32) ->
         } else {
             0
         },
-        adaptive: if variant.adaptive {
+        adaptive: if variant.adaptive() {
             scenario.adaptive()
         } else {
             None

@@ -331,15 +331,13 @@ pub(super) fn simulate(
         let parts: Vec<PathBuf> = variants
             .iter()
             .enumerate()
-            .map(|(index, variant)| {
-                staging.path(&format!("events-{index}-{}.part", variant.label()))
-            })
+            .map(|(index, variant)| staging.path(&format!("events-{index}-{}.part", variant.rows)))
             .collect();
         let observers = variants
             .iter()
             .zip(&parts)
             .map(|(variant, part)| {
-                EventLog::create(part, scenario, variant.policy, &variant.label())
+                EventLog::create(part, scenario, variant.policy, &variant.rows.to_string())
             })
             .collect::<Result<Vec<_>, _>>()
             .context("cannot create events.csv")?;

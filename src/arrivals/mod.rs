@@ -42,32 +42,32 @@ pub enum ArrivalPlan {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateSegment {
     /// End of the segment (exclusive); it starts where the previous one ended.
-    pub end: SimTime,
+    pub(crate) end: SimTime,
     /// Arrivals per second during the segment.
-    pub rate_per_s: f64,
+    pub(crate) rate_per_s: f64,
 }
 
 /// What one arrival stream is made of: the parts of a scenario that shape it.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamPlan<'a> {
     /// Where the likes come from.
-    pub likes: &'a ArrivalPlan,
+    pub(crate) likes: &'a ArrivalPlan,
     /// Their holds.
-    pub hold: &'a HoldDist,
+    pub(crate) hold: &'a HoldDist,
     /// The keys' popularity, with several keys.
-    pub keys: Option<rand_distr::Zipf<f64>>,
+    pub(crate) keys: Option<rand_distr::Zipf<f64>>,
     /// With `[regions]`: each region's share of the likes (a like's region is its key).
-    pub region_shares: Option<&'a [f64]>,
+    pub(crate) region_shares: Option<&'a [f64]>,
     /// Size of the synthetic user population.
-    pub users: u64,
+    pub(crate) users: u64,
     /// The per-arrival draws the policies (and a likes table by user) need.
-    pub needs: DrawNeeds,
+    pub(crate) needs: DrawNeeds,
     /// The neighbour endpoints sharing the pool.
-    pub neighbours: &'a [Neighbour],
+    pub(crate) neighbours: &'a [Neighbour],
     /// Reads: their rate over time and how many keys one request reads.
-    pub reads: Option<(&'a [RateSegment], u32)>,
+    pub(crate) reads: Option<(&'a [RateSegment], u32)>,
     /// End of the simulated period.
-    pub horizon: SimTime,
+    pub(crate) horizon: SimTime,
 }
 
 /// What-if traffic (`[arrivals] scale`, `speed` and `jitter_ms`, or `--traffic`).
@@ -76,11 +76,11 @@ pub struct Traffic {
     /// Multiplies the likes: every synthetic rate; a trace's arrivals are thinned below 1 (each
     /// kept with probability `scale`) and copied above it (`⌊scale⌋` copies, one more with
     /// probability `scale − ⌊scale⌋`).
-    pub scale: f64,
+    pub(crate) scale: f64,
     /// A trace's clock runs this many times faster (its times are divided by it).
-    pub speed: f64,
+    pub(crate) speed: f64,
     /// A trace's extra copies arrive up to this long after their original, uniformly.
-    pub jitter: crate::model::SimTime,
+    pub(crate) jitter: crate::model::SimTime,
 }
 
 impl Traffic {

@@ -69,23 +69,23 @@ impl KeyDict {
 #[derive(Debug, Clone)]
 pub struct TraceInfo {
     /// The trace file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Its keys (one unnamed key when it has no `key` column).
-    pub keys: KeyDict,
+    pub(crate) keys: KeyDict,
     /// Whether it has a `user` column.
-    pub has_user: bool,
+    pub(crate) has_user: bool,
     /// Number of lines (arrivals as recorded).
     pub arrivals: u64,
     /// Time of the last line, after the speed-up.
-    pub last_at: SimTime,
+    pub(crate) last_at: SimTime,
     /// Most lines in one time-series window, after the speed-up.
-    pub peak_window_arrivals: u64,
+    pub(crate) peak_window_arrivals: u64,
     /// How the trace is replayed: as recorded, or thinned, copied and sped up.
-    pub traffic: Traffic,
+    pub(crate) traffic: Traffic,
     /// The busiest key's share of all arrivals.
-    pub hot_key_share: f64,
+    pub(crate) hot_key_share: f64,
     /// The busiest key (the first of equals).
-    pub hot_key: u32,
+    pub(crate) hot_key: u32,
 }
 
 impl TraceInfo {

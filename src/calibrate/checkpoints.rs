@@ -27,36 +27,36 @@ use super::stalls::{FittedStalls, MIN_STALL};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CheckpointCounters {
     /// Checkpoints completed so far (timed and requested).
-    pub count: i64,
+    pub(crate) count: i64,
     /// Milliseconds they spent writing pages.
-    pub write_ms: f64,
+    pub(crate) write_ms: f64,
     /// Milliseconds they spent syncing files.
-    pub sync_ms: f64,
+    pub(crate) sync_ms: f64,
 }
 
 /// One checkpoint as the server logged it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoggedCheckpoint {
     /// Seconds it spent writing pages.
-    pub write_s: f64,
+    pub(crate) write_s: f64,
     /// Seconds it spent syncing files.
-    pub sync_s: f64,
+    pub(crate) sync_s: f64,
     /// Its whole time, seconds.
-    pub total_s: f64,
+    pub(crate) total_s: f64,
 }
 
 /// What the server said of its checkpoints while a calibration ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerCheckpoints {
     /// Checkpoints completed while it ran.
-    pub count: i64,
+    pub(crate) count: i64,
     /// Their sync phases, ms: one each from the log when it was read, else the counters'
     /// mean for each.
-    pub sync_ms: Vec<f64>,
+    pub(crate) sync_ms: Vec<f64>,
     /// Whether the lengths are the log's (each checkpoint's own).
-    pub from_log: bool,
+    pub(crate) from_log: bool,
     /// The server's time between scheduled checkpoints, s (`checkpoint_timeout`).
-    pub interval_s: Option<f64>,
+    pub(crate) interval_s: Option<f64>,
 }
 
 impl ServerCheckpoints {

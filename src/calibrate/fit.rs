@@ -120,30 +120,30 @@ pub struct Machine {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lognormal {
     /// The median, ms.
-    pub median_ms: f64,
+    pub(crate) median_ms: f64,
     /// The 99th percentile, ms (above the median).
-    pub p99_ms: f64,
+    pub(crate) p99_ms: f64,
 }
 
 /// What a request sent on an idle connection costs beyond one sent back to back.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Idle {
     /// Its time outside the database.
-    pub overhead: Lognormal,
+    pub(crate) overhead: Lognormal,
     /// The CPU of waking the server (and the client, on the same machine) on the shared
     /// cores, ms.
-    pub wake_cpu_ms: f64,
+    pub(crate) wake_cpu_ms: f64,
 }
 
 /// An open stream: Poisson sends over a capped set of connections.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpenStream {
     /// Counter rows (a random one each).
-    pub rows: u32,
+    pub(crate) rows: u32,
     /// Connections the sends may use.
-    pub connections: u32,
+    pub(crate) connections: u32,
     /// Sends a second.
-    pub rate_per_s: f64,
+    pub(crate) rate_per_s: f64,
 }
 
 /// One measured (or simulated) closed-loop run.

@@ -41,16 +41,16 @@ pub struct Load {
 #[derive(Debug, Clone)]
 pub struct Measured {
     /// Updates committed per second in the measured seconds.
-    pub tps: f64,
+    pub(crate) tps: f64,
     /// Response times of the updates sent in the measured seconds, ns.
-    pub responses: WaitStats,
+    pub(crate) responses: WaitStats,
     /// Log flushes per commit over the whole run (`None` when the server does not say).
-    pub fsyncs_per_commit: Option<f64>,
+    pub(crate) fsyncs_per_commit: Option<f64>,
     /// An open stream's steady p99 response, ns: the median of the p99s of its [`WINDOWS`]
     /// windows (`None` for a closed loop).
-    pub steady_p99_ns: Option<u64>,
+    pub(crate) steady_p99_ns: Option<u64>,
     /// The lengths of the stalls seen in the measured seconds, ns.
-    pub stalls: Vec<u64>,
+    pub(crate) stalls: Vec<u64>,
 }
 
 /// One client's counts.

@@ -69,30 +69,30 @@ pub const HERD_CLIENTS: u32 = validate::OPEN_CONNECTIONS;
 #[derive(Debug, Clone)]
 pub struct Design {
     /// Client counts of each series.
-    pub clients: Vec<u32>,
+    pub(crate) clients: Vec<u32>,
     /// The many-rows series' row count (the one-row series has 1).
-    pub max_rows: u32,
+    pub(crate) max_rows: u32,
     /// Seconds measured per run.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// The server's cores.
-    pub cores: u32,
+    pub(crate) cores: u32,
     /// Seconds of a light open stream measured at the end for its stalls alone
     /// (`--watch`; `None`: none).
-    pub watch_s: Option<f64>,
+    pub(crate) watch_s: Option<f64>,
     /// The server's log, read for the checkpoints it logs while the calibration runs
     /// (`--server-log`).
-    pub server_log: Option<std::path::PathBuf>,
+    pub(crate) server_log: Option<std::path::PathBuf>,
 }
 
 /// One measured run with what the fitted model predicts for it.
 #[derive(Debug, Clone)]
 pub struct CalibrationRun {
     /// The load.
-    pub load: Load,
+    pub(crate) load: Load,
     /// What was measured.
-    pub measured: Measured,
+    pub(crate) measured: Measured,
     /// What the fitted model predicts.
-    pub fitted: Observation,
+    pub(crate) fitted: Observation,
 }
 
 /// What a calibration run was, in the order they are measured.
@@ -121,28 +121,28 @@ impl RunKind {
 #[derive(Debug, Clone)]
 pub struct Calibration {
     /// The server as shown.
-    pub server: String,
+    pub(crate) server: String,
     /// The server's commit durability (`synchronous_commit`, `innodb_flush_log_at_trx_commit`).
-    pub durability: Durability,
+    pub(crate) durability: Durability,
     /// The fitted machine.
-    pub machine: Machine,
+    pub(crate) machine: Machine,
     /// Every run.
-    pub runs: Vec<CalibrationRun>,
+    pub(crate) runs: Vec<CalibrationRun>,
     /// Why the runs' times are longer than a client on another machine would see
     /// ([`host::scheduling_notice`]), when they are.
-    pub load_notice: Option<&'static str>,
+    pub(crate) load_notice: Option<&'static str>,
     /// The busiest closed loop measured again after the open streams ([`Design::again`]),
     /// fitted with the rest: how far the database moves by itself.
-    pub again: Option<CalibrationRun>,
+    pub(crate) again: Option<CalibrationRun>,
     /// The stalls seen in every run's measured seconds, fitted (`None`: none seen).
-    pub stalls: Option<FittedStalls>,
+    pub(crate) stalls: Option<FittedStalls>,
     /// How much slower or faster than fitted the database could have been ([`spread`]).
-    pub spread: Option<Spread>,
+    pub(crate) spread: Option<Spread>,
     /// What the server said of its checkpoints while it was measured, when it keeps
     /// counters ([`checkpoints`]).
-    pub checkpoints: Option<ServerCheckpoints>,
+    pub(crate) checkpoints: Option<ServerCheckpoints>,
     /// Seconds of the light-load watch for stalls (`--watch`), when there was one.
-    pub watched_s: Option<f64>,
+    pub(crate) watched_s: Option<f64>,
 }
 
 /// How far the database moved by itself during a calibration: the same closed loop measured
@@ -150,13 +150,13 @@ pub struct Calibration {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Steadiness {
     /// The loop's rows.
-    pub rows: u32,
+    pub(crate) rows: u32,
     /// Its clients.
-    pub clients: u32,
+    pub(crate) clients: u32,
     /// Its first measurement, updates a second.
-    pub first_tps: f64,
+    pub(crate) first_tps: f64,
     /// Its measurement at the end, updates a second.
-    pub again_tps: f64,
+    pub(crate) again_tps: f64,
 }
 
 impl Steadiness {
@@ -199,16 +199,16 @@ impl Steadiness {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StalledStream {
     /// The stream's rate, requests a second.
-    pub rate_per_s: f64,
+    pub(crate) rate_per_s: f64,
     /// Its measured median response, ns.
-    pub p50_ns: u64,
+    pub(crate) p50_ns: u64,
     /// Its measured p99 response over the whole stream, ns.
-    pub p99_ns: u64,
+    pub(crate) p99_ns: u64,
     /// Its steady p99, ns: the median of its windows' p99s, which the fit takes (`None`: not
     /// measured, the fit takes the whole stream's).
-    pub steady_p99_ns: Option<u64>,
+    pub(crate) steady_p99_ns: Option<u64>,
     /// The fitted idle connection's p99 time outside the database, ms (`None`: not fitted).
-    pub idle_p99_ms: Option<f64>,
+    pub(crate) idle_p99_ms: Option<f64>,
 }
 
 impl StalledStream {
@@ -597,6 +597,56 @@ pub fn observation(load: &Load, measured: &Measured, durable: bool) -> Observati
 }
 
 /// `text` as TOML comment lines of at most 90 characters.
+/// Why a calibration cannot be fully trusted, as `calibration.toml`'s `warnings` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CalibrationWarning {
+    /// The database moved by itself by more than [`STEADY_WITHIN`] while it was measured.
+    Moved,
+    /// The machine stalled under the lightest open stream.
+    Stalled,
+}
+
+impl CalibrationWarning {
+    /// Its name in `warnings`.
+    pub fn key(self) -> &'static str {
+        match self {
+            CalibrationWarning::Moved => "moved",
+            CalibrationWarning::Stalled => "stalled",
+        }
+    }
+
+    /// The warning named `key`, if there is one.
+    pub fn of_key(key: &str) -> Option<CalibrationWarning> {
+        [CalibrationWarning::Moved, CalibrationWarning::Stalled]
+            .into_iter()
+            .find(|warning| warning.key() == key)
+    }
+
+    /// What `validate` says of it before it measures.
+    pub fn said_by_validate(self) -> String {
+        match self {
+            CalibrationWarning::Moved => format!(
+                "the calibration says the database moved by itself by more than ±{:.0}% while it \
+                 was measured: no prediction of it can be closer than that; calibrate again on a \
+                 quiet machine",
+                100.0 * STEADY_WITHIN
+            ),
+            CalibrationWarning::Stalled => "the calibration says the machine stalled while it \
+                measured the lightest open stream: its fitted idle connection took the stalls as \
+                its own, so its predicted p99s are too long for a database that does not stall; \
+                calibrate again on a quiet machine"
+                .to_owned(),
+        }
+    }
+}
+
+/// `calibration.toml`'s top-level `warnings`: the names of its [`CalibrationWarning`]s.
+#[derive(serde::Serialize)]
+struct WarningsFile {
+    /// The warnings' names.
+    warnings: Vec<&'static str>,
+}
+
 fn comment(text: &str) -> String {
     crate::units::wrap(text, 88)
         .lines()
@@ -651,6 +701,20 @@ impl Calibration {
         (stalls.fitted_p99_ns() as f64 > STALLED_TAIL * stalls.p50_ns as f64).then_some(stalls)
     }
 
+    /// What says the calibration cannot be trusted, as data: written to `calibration.toml`'s
+    /// `warnings` and read back by `validate`.
+    pub fn warning_kinds(&self) -> Vec<CalibrationWarning> {
+        let moved = self
+            .steadiness()
+            .is_some_and(|steadiness| !steadiness.is_steady())
+            .then_some(CalibrationWarning::Moved);
+        let stalled = self
+            .stalled_stream()
+            .is_some()
+            .then_some(CalibrationWarning::Stalled);
+        moved.into_iter().chain(stalled).collect()
+    }
+
     /// What says the calibration cannot be trusted, each a line: the database moved by itself
     /// by more than ±15% (`steadiness: …`), or the machine stalled under the lightest open
     /// stream (`stalls: …`). `--quiet` prints these still, where it prints nothing else.
@@ -674,11 +738,22 @@ impl Calibration {
         let stalls = self.stalled_stream().map_or(String::new(), |stalls| {
             comment(&format!("Stalls: {}.", stalls.describe())) + "\n"
         });
+        let kinds = self.warning_kinds();
+        let warnings = if kinds.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<&str> = kinds.iter().map(|kind| kind.key()).collect();
+            format!(
+                "\n{}\n{}",
+                comment("What validate warns of before it measures (see the comments above):"),
+                toml::to_string(&WarningsFile { warnings: names }).expect("strings serialise")
+            )
+        };
         format!(
             "# shardsim calibrate: {} runs on {} ({}).\n\
              # Include it in a scenario with include = \"calibration.toml\", or pass\n\
              # --calibration calibration.toml to run, plan and check; the scenario's own fields win.\n\
-             {}{steadiness}{stalls}{}\n\n{}",
+             {}{steadiness}{stalls}{}\n{warnings}\n{}",
             self.every_run().count(),
             self.server,
             self.durability,

@@ -37,14 +37,14 @@ const SEED: u64 = 0x5eed_5b8e_ad00_0001;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
     /// The slowest factor on every time of the machine (at least 1).
-    pub slower: f64,
+    pub(crate) slower: f64,
     /// The fastest factor (at most 1).
-    pub faster: f64,
+    pub(crate) faster: f64,
     /// The bootstrap's interval of the factor.
-    pub bootstrap: (f64, f64),
+    pub(crate) bootstrap: (f64, f64),
     /// The factor refitted to each measurement of the repeated loop (first, again), when
     /// there is one.
-    pub repeated: Option<(f64, f64)>,
+    pub(crate) repeated: Option<(f64, f64)>,
 }
 
 impl Spread {

@@ -96,9 +96,9 @@ impl Timeline {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FittedStalls {
     /// Stalls seen.
-    pub seen: u64,
+    pub(crate) seen: u64,
     /// Seconds of load they were seen in.
-    pub observed_s: f64,
+    pub(crate) observed_s: f64,
     /// The mean time between stalls, s.
     pub every_s: f64,
     /// Their median length, ms.
@@ -108,7 +108,7 @@ pub struct FittedStalls {
     /// Of those seen, the server's checkpoints, and the server's time between them, s
     /// ([`FittedStalls::with_checkpoints`]); `None`: the runs' stalls alone.
     #[serde(default)]
-    pub checkpoints: Option<(u64, f64)>,
+    pub(crate) checkpoints: Option<(u64, f64)>,
 }
 
 impl FittedStalls {

@@ -479,27 +479,27 @@ pub fn stability(stable: bool) -> &'static str {
 #[derive(Debug, Clone)]
 pub struct Validation {
     /// The server as shown.
-    pub server: String,
+    pub(crate) server: String,
     /// Its commit durability (`synchronous_commit`, `innodb_flush_log_at_trx_commit`).
-    pub durability: Durability,
+    pub(crate) durability: Durability,
     /// One row's peak by the calibration (the open streams' 100%), updates a second.
-    pub one_row_peak: f64,
+    pub(crate) one_row_peak: f64,
     /// Every point.
-    pub points: Vec<Point>,
+    pub(crate) points: Vec<Point>,
     /// The planner's question: one stream at `PLANNER_LOAD` of one row's peak over
     /// [`PLANNER_ROWS`], measured and predicted.
-    pub planner: Vec<Point>,
+    pub(crate) planner: Vec<Point>,
 }
 
 /// For one p99 target, the smallest row count of the planner's question that meets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlannerAnswer {
     /// The target on the p99 response, ms.
-    pub target_ms: f64,
+    pub(crate) target_ms: f64,
     /// The smallest row count whose measured p99 meets it (stable), if any.
-    pub measured: Option<u32>,
+    pub(crate) measured: Option<u32>,
     /// The smallest row count whose predicted p99 meets it (stable), if any.
-    pub predicted: Option<u32>,
+    pub(crate) predicted: Option<u32>,
 }
 
 impl PlannerAnswer {
@@ -621,31 +621,21 @@ pub fn validate(
     })
 }
 
-/// What the calibration's own comments say against trusting it, each a line for a warning:
-/// `calibrate` writes them into `calibration.toml` when the database moved by itself by more
-/// than ±15% while it was measured, or when the machine stalled under its lightest open
-/// stream. Said before `validate` measures, so a user can stop and calibrate again.
+/// What `calibration.toml` warns of (its `warnings`), as `validate` says it before it
+/// measures; a file without them, or not TOML, warns of nothing.
 pub fn calibration_warnings(calibration_toml: &str) -> Vec<String> {
-    let comments: String = calibration_toml
-        .lines()
-        .filter_map(|line| line.strip_prefix('#'))
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut warnings = Vec::new();
-    if comments.contains("by itself, more than ±") {
-        warnings.push(
-            "the calibration says the database moved by itself by more than ±15% while it was measured: no prediction of it can be closer than that; calibrate again on a quiet machine"
-                .to_owned(),
-        );
-    }
-    if comments.contains("Stalls: ") {
-        warnings.push(
-            "the calibration says the machine stalled while it measured the lightest open stream: its fitted idle connection took the stalls as its own, so its predicted p99s are too long for a database that does not stall; calibrate again on a quiet machine"
-                .to_owned(),
-        );
-    }
-    warnings
+    let Ok(table) = calibration_toml.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let Some(names) = table.get("warnings").and_then(toml::Value::as_array) else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter_map(toml::Value::as_str)
+        .filter_map(super::CalibrationWarning::of_key)
+        .map(super::CalibrationWarning::said_by_validate)
+        .collect()
 }
 
 /// The loads of the validation.

@@ -12,16 +12,16 @@ pub const DRAINED_SHARE: f64 = 0.01;
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct BurstMetrics {
     /// Time in windows whose offered rate exceeded the ceiling, s.
-    pub overloaded_s: f64,
+    pub(crate) overloaded_s: f64,
     /// Start of the first window whose p99 wait passed the `[slo]` p99 target, s (`None`:
     /// never, or no target).
-    pub first_slo_breach_s: Option<f64>,
+    pub(crate) first_slo_breach_s: Option<f64>,
     /// From the end of the last overloaded window until the backlog was back below 1% of its
     /// largest value, s (`None`: never overloaded, or it never drained in the run).
-    pub drain_s: Option<f64>,
+    pub(crate) drain_s: Option<f64>,
     /// The backlog's least-squares slope over the overloaded windows, increments per second
     /// (`None` when never overloaded).
-    pub backlog_growth_per_s: Option<f64>,
+    pub(crate) backlog_growth_per_s: Option<f64>,
 }
 
 /// The burst figures of `windows` of length `window_ns`, for rows whose ceiling is

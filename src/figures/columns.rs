@@ -143,7 +143,7 @@ impl Feature {
             Feature::Neighbours => {
                 extended.is_some_and(|e| e.pool.as_ref().is_some_and(|p| !p.neighbours.is_empty()))
             }
-            Feature::Keys => row.adaptive || row.keys_touched > 1,
+            Feature::Keys => row.adaptive() || row.keys_touched > 1,
             Feature::Reads => extended.is_some_and(|e| e.reads.is_some()),
             Feature::Responses => {
                 row.closed.is_some() || machine.is_some_and(|m| m.responses.is_some())

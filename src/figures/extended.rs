@@ -10,97 +10,97 @@ use crate::stats::{WaitStats, WaitSummary};
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ClientSummary {
     /// Original likes.
-    pub likes: f64,
+    pub(crate) likes: f64,
     /// Attempts, retries included.
-    pub attempts: f64,
+    pub(crate) attempts: f64,
     /// Attempts that waited past the timeout.
-    pub timeouts: f64,
+    pub(crate) timeouts: f64,
     /// Likes that failed for the user after their last retry.
-    pub failed: f64,
+    pub(crate) failed: f64,
     /// Likes whose client got a success.
-    pub succeeded: f64,
+    pub(crate) succeeded: f64,
     /// Likes with a retry still scheduled at the end.
-    pub pending: f64,
+    pub(crate) pending: f64,
     /// Executions of a like beyond its first.
-    pub duplicates: f64,
+    pub(crate) duplicates: f64,
     /// Final count minus the likes that ran.
-    pub drift: f64,
+    pub(crate) drift: f64,
     /// Attempts per original like.
-    pub amplification: f64,
+    pub(crate) amplification: f64,
     /// Successful likes per second.
-    pub goodput_per_s: f64,
+    pub(crate) goodput_per_s: f64,
     /// Attempts per second.
-    pub attempts_per_s: f64,
+    pub(crate) attempts_per_s: f64,
     /// Original likes per second.
-    pub likes_per_s: f64,
+    pub(crate) likes_per_s: f64,
 }
 
 /// What write batching did (means over replications; whole simulated period).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BatchSummary {
     /// Likes that reached an app server.
-    pub likes: f64,
+    pub(crate) likes: f64,
     /// Flush updates sent to the database.
-    pub db_writes: f64,
+    pub(crate) db_writes: f64,
     /// Database writes per second.
-    pub db_writes_per_s: f64,
+    pub(crate) db_writes_per_s: f64,
     /// Likes per second.
-    pub likes_per_s: f64,
+    pub(crate) likes_per_s: f64,
     /// Likes carried by flushes.
-    pub flushed: f64,
+    pub(crate) flushed: f64,
     /// Likes lost in crashes.
-    pub lost: f64,
+    pub(crate) lost: f64,
     /// Likes still in memory at the end.
-    pub pending: f64,
+    pub(crate) pending: f64,
     /// Likes held in memory, time-averaged.
-    pub at_risk_mean: f64,
+    pub(crate) at_risk_mean: f64,
     /// Most likes held in memory at once.
-    pub at_risk_max: f64,
+    pub(crate) at_risk_max: f64,
     /// Delay from a like to its flush's commit (all replications pooled).
-    pub delay: WaitSummary,
+    pub(crate) delay: WaitSummary,
 }
 
 /// What the connection pool did (waits pooled over replications; measured period).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PoolSummary {
     /// Likes' waits for a connection.
-    pub like_wait: WaitSummary,
+    pub(crate) like_wait: WaitSummary,
     /// Every neighbour request's wait for a connection.
-    pub neighbour_wait: WaitSummary,
+    pub(crate) neighbour_wait: WaitSummary,
     /// Each neighbour endpoint's name, requests and waits.
-    pub neighbours: Vec<(String, WaitSummary)>,
+    pub(crate) neighbours: Vec<(String, WaitSummary)>,
 }
 
 /// What the read path did (means over replications; measured period).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReadSummary {
     /// Read requests per second (each reads `feed_size` keys).
-    pub requests_per_s: f64,
+    pub(crate) requests_per_s: f64,
     /// Rows read per second.
-    pub rows_touched_per_s: f64,
+    pub(crate) rows_touched_per_s: f64,
     /// Rows read per key read.
-    pub rows_per_read: f64,
+    pub(crate) rows_per_read: f64,
     /// Share of key reads answered from the cached total.
-    pub cache_hit_ratio: f64,
+    pub(crate) cache_hit_ratio: f64,
     /// How many likes the shown count trailed the true one (pooled; counts, not ns).
-    pub staleness_likes: WaitSummary,
+    pub(crate) staleness_likes: WaitSummary,
     /// How old the shown count was (pooled).
-    pub staleness: WaitSummary,
+    pub(crate) staleness: WaitSummary,
     /// Locking reads' waits for the rows (pooled).
-    pub lock_wait: WaitSummary,
+    pub(crate) lock_wait: WaitSummary,
 }
 
 /// The optional behaviours' figures.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedSummary {
     /// Timeouts and retries.
-    pub client: Option<ClientSummary>,
+    pub(crate) client: Option<ClientSummary>,
     /// Write batching.
-    pub batching: Option<BatchSummary>,
+    pub(crate) batching: Option<BatchSummary>,
     /// The connection pool.
-    pub pool: Option<PoolSummary>,
+    pub(crate) pool: Option<PoolSummary>,
     /// The read path.
-    pub reads: Option<ReadSummary>,
+    pub(crate) reads: Option<ReadSummary>,
 }
 
 /// The figures of `runs` (one shard count's replications), when the scenario has any of the

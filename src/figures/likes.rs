@@ -12,35 +12,35 @@ use crate::stats::replications::{mean_by, wait_estimates};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LikesSummary {
     /// Attempts that took the insert path.
-    pub attempts: f64,
+    pub(crate) attempts: f64,
     /// Of the likes, double taps.
-    pub repeats: f64,
+    pub(crate) repeats: f64,
     /// Likes stored in the likes table.
-    pub stored: f64,
+    pub(crate) stored: f64,
     /// Increments committed for a stored like.
-    pub counted: f64,
+    pub(crate) counted: f64,
     /// Attempts the primary key rejected.
-    pub rejected: f64,
+    pub(crate) rejected: f64,
     /// Attempts that failed between the insert and the increment.
-    pub crashed: f64,
+    pub(crate) crashed: f64,
     /// Attempts their client cancelled.
-    pub withdrawn: f64,
+    pub(crate) withdrawn: f64,
     /// Attempts still in the database at the end.
-    pub in_flight: f64,
+    pub(crate) in_flight: f64,
     /// Waits for the insert path, ns.
-    pub insert_waits: WaitSummary,
+    pub(crate) insert_waits: WaitSummary,
     /// The busiest partition's share of the inserts.
-    pub hot_partition_share: f64,
+    pub(crate) hot_partition_share: f64,
     /// The busiest partition's busy fraction.
-    pub hot_partition_utilization: f64,
+    pub(crate) hot_partition_utilization: f64,
     /// Send → answer, as the client sees it, ns.
-    pub latency: Option<WaitSummary>,
+    pub(crate) latency: Option<WaitSummary>,
     /// Stored likes the count misses for good at the end.
-    pub drift_final: f64,
+    pub(crate) drift_final: f64,
     /// The most drift at any instant.
-    pub drift_max: f64,
+    pub(crate) drift_max: f64,
     /// Likes the reconciliation added back.
-    pub reconciled: f64,
+    pub(crate) reconciled: f64,
 }
 
 /// The likes table's figures over `runs`, when the scenario has one.

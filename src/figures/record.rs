@@ -290,7 +290,7 @@ impl SummaryRecord {
         SummaryRecord {
             scenario: row.scenario.clone(),
             policy: row.policy.clone(),
-            shards: row.shards,
+            shards: row.shards(),
             arrivals: row.arrivals(),
             completed: row.completed(),
             duration_s: rounded(row.duration_s, 3),
@@ -313,7 +313,7 @@ impl SummaryRecord {
             replications: row.replications,
             warmup_s,
             hot_key_share: rounded(row.hot_key_share, 6),
-            mode: if row.adaptive { "adaptive" } else { "static" },
+            mode: row.rows.mode(),
             rows_total: row.rows_total,
             max_key_rows: row.max_key_rows,
             saturated_at_s: row.saturated_at_s.and_then(|at| rounded(at, 3)),

@@ -15,39 +15,37 @@ use crate::stats::replications::{mean_by, wait_estimates};
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
     /// What the burst did: overload, first breach of the target, drain.
-    pub burst: BurstMetrics,
+    pub(crate) burst: BurstMetrics,
     /// `skip-locked`: rows tried per update.
-    pub tries_per_update: Option<f64>,
+    pub(crate) tries_per_update: Option<f64>,
     /// Scenario name.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Slot-choice policy.
-    pub policy: String,
-    /// Rows per key (adaptive: the rows a key starts with).
-    pub shards: u32,
-    /// Whether row counts adapted (`mode` = `adaptive`) or were fixed (`static`).
-    pub adaptive: bool,
+    pub(crate) policy: String,
+    /// Rows per key: fixed (`mode` = `static`), or adaptive and the rows a key starts with.
+    pub(crate) rows: crate::model::Rows,
     /// Rows over all keys at the end (means over replications).
-    pub rows_total: u64,
+    pub(crate) rows_total: u64,
     /// The most rows any key had at the end.
-    pub max_key_rows: u32,
+    pub(crate) max_key_rows: u32,
     /// The mean hold of an update, ms.
-    pub mean_hold_ms: f64,
+    pub(crate) mean_hold_ms: f64,
     /// Increments that arrived (the mean over replications).
-    pub mean_arrivals: f64,
+    pub(crate) mean_arrivals: f64,
     /// Holds finished by the end of the simulated period (the mean over replications).
-    pub mean_completed: f64,
+    pub(crate) mean_completed: f64,
     /// Simulated period in seconds.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// Most increments a second one key's rows can take: shards ÷ mean hold (adaptive: the
     /// busiest key's rows at the end).
-    pub ceiling_per_s: f64,
+    pub(crate) ceiling_per_s: f64,
     /// The busiest key's share of the offered rate (1 for one key).
-    pub hot_key_share: f64,
+    pub(crate) hot_key_share: f64,
     /// Highest rate offered to the busiest key: its share of the profile's busiest segment or
     /// a trace's busiest window.
     pub peak_offered_per_s: f64,
     /// Replications behind the figures (each figure is their mean).
-    pub replications: u32,
+    pub(crate) replications: u32,
     /// Wait statistics over every measured increment, in nanoseconds (means over replications).
     pub waits: WaitSummary,
     /// Lower ends of the 95% confidence intervals of the wait statistics (two or more
@@ -56,64 +54,64 @@ pub struct SummaryRow {
     /// Upper ends of the 95% confidence intervals of the wait statistics.
     pub waits_hi: Option<WaitSummary>,
     /// Largest backlog (arrived, not yet started) at any instant.
-    pub backlog_max: u64,
+    pub(crate) backlog_max: u64,
     /// Backlog at the end of the simulated period.
-    pub backlog_final: u64,
+    pub(crate) backlog_final: u64,
     /// Keys that received at least one increment.
-    pub keys_touched: usize,
+    pub(crate) keys_touched: usize,
     /// Timeouts, retries, batching and pool figures, when the scenario has them.
-    pub extended: Option<ExtendedSummary>,
+    pub(crate) extended: Option<ExtendedSummary>,
     /// When the earliest replication's queue passed the run's limit and the shard count was
     /// stopped, in seconds; its waits then describe only the updates served before.
-    pub saturated_at_s: Option<f64>,
+    pub(crate) saturated_at_s: Option<f64>,
     /// What a closed loop's clients saw (`[arrivals] clients`).
-    pub closed: Option<ClosedSummary>,
+    pub(crate) closed: Option<ClosedSummary>,
     /// What the machine did, when the scenario models it (`[machine]`, `[wal]`,
     /// `hold.per_waiter_ms`, `client.overhead_ms`).
-    pub machine: Option<MachineSummary>,
+    pub(crate) machine: Option<MachineSummary>,
     /// What the likes table did (`[likes_table]`).
-    pub likes: Option<super::likes::LikesSummary>,
+    pub(crate) likes: Option<super::likes::LikesSummary>,
 }
 
 /// The machine's figures for one shard count (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MachineSummary {
     /// The cores' busy fraction (`[machine]`).
-    pub cpu_utilization: Option<f64>,
+    pub(crate) cpu_utilization: Option<f64>,
     /// Flushes per commit (`[wal]`): 1 when every commit flushes alone, less with group commit.
-    pub fsyncs_per_commit: Option<f64>,
+    pub(crate) fsyncs_per_commit: Option<f64>,
     /// The WAL's busy fraction (`[wal]`).
-    pub wal_utilization: Option<f64>,
+    pub(crate) wal_utilization: Option<f64>,
     /// The busy fraction of the busiest key's busiest row, measured.
-    pub row_utilization: f64,
+    pub(crate) row_utilization: f64,
     /// Open arrivals' response times, send → commit acknowledged, ns (a closed loop's are in
     /// [`ClosedSummary`]).
-    pub responses: Option<WaitSummary>,
+    pub(crate) responses: Option<WaitSummary>,
     /// What limits this shard count: the busiest of the row, the CPU and the WAL, or a closed
     /// loop's clients when none of them is near full.
-    pub bottleneck: Bottleneck,
+    pub(crate) bottleneck: Bottleneck,
     /// What the stalls did (`[stalls]`).
-    pub stalls: Option<StallSummary>,
+    pub(crate) stalls: Option<StallSummary>,
 }
 
 /// What the machine's stalls did to one shard count (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StallSummary {
     /// Stalls that began in the measured period.
-    pub stalls: f64,
+    pub(crate) stalls: f64,
     /// Time stalled in the measured period, s.
-    pub stalled_s: f64,
+    pub(crate) stalled_s: f64,
     /// The p99 wait of the same arrivals on the same machine without its stalls, ns.
-    pub wait_p99_without_ns: f64,
+    pub(crate) wait_p99_without_ns: f64,
 }
 
 /// A closed loop's figures for one shard count (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClosedSummary {
     /// Clients in the loop.
-    pub clients: u32,
+    pub(crate) clients: u32,
     /// Response times, send → commit, as clients see them, in nanoseconds.
-    pub responses: WaitSummary,
+    pub(crate) responses: WaitSummary,
 }
 
 /// The summary of one shard count from its replications (at least one): each figure is the
@@ -124,7 +122,6 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         !runs.is_empty(),
         "a shard count has at least one replication"
     );
-    let shards = runs[0].shards;
     let duration_s = scenario.measured_duration_s();
     // The row is held until the commit: with a machine, through its CPU and flush too.
     let mean_hold_s = scenario.row_hold_ns() / 1e9;
@@ -149,8 +146,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         tries_per_update: tries_per_update(runs),
         scenario: scenario.name().to_owned(),
         policy: runs[0].policy.to_string(),
-        shards,
-        adaptive: runs[0].adaptive,
+        rows: runs[0].rows(),
         rows_total: mean_by(runs, |run| run.rows_total as f64).round() as u64,
         max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
         mean_hold_ms: mean_hold_s * 1e3,
@@ -369,20 +365,26 @@ impl SummaryRow {
 
     /// The row's name in tables: its shard count, or `adaptive`.
     pub fn label(&self) -> String {
-        if self.adaptive {
-            "adaptive".into()
-        } else {
-            self.shards.to_string()
-        }
+        self.rows.to_string()
+    }
+
+    /// Rows per key (adaptive: the rows a key starts with).
+    pub fn shards(&self) -> u32 {
+        self.rows.start()
+    }
+
+    /// Whether row counts adapted.
+    pub fn adaptive(&self) -> bool {
+        self.rows.is_adaptive()
     }
 
     /// The rows one key has for the ceiling: the shard count, or for an adaptive run the most
     /// rows its busiest key reached.
     pub fn rows_per_key(&self) -> u32 {
-        if self.adaptive {
-            self.max_key_rows.max(self.shards)
+        if self.adaptive() {
+            self.max_key_rows.max(self.shards())
         } else {
-            self.shards
+            self.shards()
         }
     }
 
@@ -404,8 +406,7 @@ pub(crate) mod tests {
             tries_per_update: None,
             scenario: "t".into(),
             policy: "earliest-free".into(),
-            shards,
-            adaptive: false,
+            rows: crate::model::Rows::Fixed(shards),
             rows_total: u64::from(shards),
             max_key_rows: shards,
             mean_hold_ms: 1.0,

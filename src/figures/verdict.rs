@@ -56,12 +56,12 @@ impl Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Recommendation {
     /// The smallest shard count that is stable at the peak.
-    pub stable: Option<u32>,
+    pub(crate) stable: Option<u32>,
     /// The smallest shard count that is not overloaded and meets every target of `[slo]`
     /// (`None` when no target is set or none meets it).
-    pub meets_target: Option<u32>,
+    pub(crate) meets_target: Option<u32>,
     /// Whether `[slo]` sets a target.
-    pub has_target: bool,
+    pub(crate) has_target: bool,
 }
 
 impl Recommendation {
@@ -80,11 +80,11 @@ impl Recommendation {
 #[derive(Debug, Clone)]
 pub struct PolicyRows<'a> {
     /// The policy.
-    pub policy: crate::model::Policy,
+    pub(crate) policy: crate::model::Policy,
     /// Its rows, in shard-count order (the adaptive row last).
-    pub rows: &'a [SummaryRow],
+    pub(crate) rows: &'a [SummaryRow],
     /// What its rows recommend.
-    pub recommendation: Recommendation,
+    pub(crate) recommendation: Recommendation,
 }
 
 /// A sweep's rows split by policy, in the scenario's order (the sweep runs each policy's
@@ -104,9 +104,9 @@ pub fn by_policy<'a>(scenario: &Scenario, rows: &'a [SummaryRow]) -> Vec<PolicyR
 pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
     let first = |pred: &dyn Fn(&SummaryRow) -> bool| {
         rows.iter()
-            .filter(|r| !r.adaptive)
+            .filter(|r| !r.adaptive())
             .find(|r| pred(r))
-            .map(|r| r.shards)
+            .map(|r| r.shards())
     };
     Recommendation {
         stable: first(&|row| row.verdict() == Verdict::Stable),
@@ -125,8 +125,8 @@ pub fn recommend(rows: &[SummaryRow], slo: &Slo) -> Recommendation {
 pub fn remedy(rows: &[SummaryRow]) -> &'static str {
     let most = rows
         .iter()
-        .filter(|row| !row.adaptive)
-        .max_by_key(|row| row.shards);
+        .filter(|row| !row.adaptive())
+        .max_by_key(|row| row.shards());
     let partition_full = most
         .and_then(|row| row.likes.as_ref())
         .is_some_and(|likes| likes.hot_partition_utilization >= NEAR_CEILING);
@@ -144,8 +144,8 @@ pub fn remedy(rows: &[SummaryRow]) -> &'static str {
 /// Whether the shard count with the most rows is limited by the CPU or the WAL.
 pub fn machine_bound(rows: &[SummaryRow]) -> bool {
     rows.iter()
-        .filter(|row| !row.adaptive)
-        .max_by_key(|row| row.shards)
+        .filter(|row| !row.adaptive())
+        .max_by_key(|row| row.shards())
         .and_then(|row| row.machine)
         .is_some_and(|m| matches!(m.bottleneck, Bottleneck::Cpu | Bottleneck::Wal))
 }

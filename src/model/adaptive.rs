@@ -44,7 +44,7 @@ const MIN_SAMPLES: u32 = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Growth {
     /// Dense key id.
-    pub key: u32,
+    pub(crate) key: u32,
     /// When the new row count was published (the end of the signal window).
     pub published: SimTime,
     /// When writers started using it (publication + the writers' cache time).

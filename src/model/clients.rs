@@ -134,25 +134,25 @@ pub const READ_ENDPOINT: u16 = u16::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attempt {
     /// Dense key id.
-    pub key: u32,
+    pub(crate) key: u32,
     /// User id (hash-user), or the flushing server's number.
-    pub user: u64,
+    pub(crate) user: u64,
     /// Hold of the update.
-    pub hold: SimTime,
+    pub(crate) hold: SimTime,
     /// What it adds to the row: 1 for a like, k for a flush.
-    pub amount: u64,
+    pub(crate) amount: u64,
     /// 0 for a like's first attempt, n for its n-th retry.
-    pub retry: u32,
+    pub(crate) retry: u32,
     /// Whether an earlier attempt of this like already executed (an orphan).
-    pub executed_before: bool,
+    pub(crate) executed_before: bool,
     /// Whether it is a client's like (flushes are not).
-    pub is_like: bool,
+    pub(crate) is_like: bool,
     /// With `[likes_table]`: whether its like is already in the likes table (a double tap, or
     /// a retry after an earlier attempt stored it), so the primary key rejects it.
-    pub stored: bool,
+    pub(crate) stored: bool,
     /// The closed-loop client whose like it is, which sends again once the like is done
     /// (committed, or given up); [`NO_CLIENT`] for an open arrival's.
-    pub client: u32,
+    pub(crate) client: u32,
 }
 
 /// The [`Attempt::client`] of a like no closed-loop client waits for.

@@ -16,9 +16,9 @@ use super::rows::mix64;
 #[derive(Debug, Clone)]
 pub struct ClosedLoop {
     /// Clients, each with one update in flight at most.
-    pub clients: u32,
+    pub(crate) clients: u32,
     /// Think time between a commit and the client's next update.
-    pub think: HoldDist,
+    pub(crate) think: HoldDist,
 }
 
 impl ClosedLoop {

@@ -10,11 +10,11 @@ use super::time::SimTime;
 #[error("increment of key {key:?} at {now} ns is before its previous increment at {previous} ns")]
 pub struct TimeWentBackwards {
     /// The key.
-    pub key: String,
+    pub(crate) key: String,
     /// The rejected arrival time.
-    pub now: SimTime,
+    pub(crate) now: SimTime,
     /// The key's previous arrival time.
-    pub previous: SimTime,
+    pub(crate) previous: SimTime,
 }
 
 /// A sharded counter: each key has `slots` rows; an increment takes the row that becomes free

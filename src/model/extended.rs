@@ -68,7 +68,7 @@ pub struct BatchRun {
     /// committed by the end).
     pub delays: WaitStats,
     /// Likes held in memory, averaged over time.
-    pub at_risk_mean: f64,
+    pub(crate) at_risk_mean: f64,
     /// Most likes held in memory at once.
     pub at_risk_max: u64,
 }

@@ -47,10 +47,10 @@ impl PartitionBy {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reconcile {
     /// A pass starts every this often (the next one waits for a pass still running).
-    pub every: SimTime,
+    pub(crate) every: SimTime,
     /// Likes-table rows the recount reads a second: a post's recount takes its stored likes
     /// ÷ this.
-    pub rows_per_s: f64,
+    pub(crate) rows_per_s: f64,
 }
 
 impl Reconcile {
@@ -64,19 +64,19 @@ impl Reconcile {
 #[derive(Debug, Clone)]
 pub struct LikesPlan {
     /// Partitions of the likes table.
-    pub partitions: u32,
+    pub(crate) partitions: u32,
     /// How a like finds its partition.
-    pub partition_by: PartitionBy,
+    pub(crate) partition_by: PartitionBy,
     /// How long an insert holds its partition's insert path.
-    pub insert_hold: HoldDist,
+    pub(crate) insert_hold: HoldDist,
     /// Whether the insert and the increment share one transaction.
-    pub same_transaction: bool,
+    pub(crate) same_transaction: bool,
     /// Chance that the app fails between the insert and the increment.
-    pub step_failure_rate: f64,
+    pub(crate) step_failure_rate: f64,
     /// Chance that a like is a double tap of an earlier one by the same user.
-    pub repeat_fraction: f64,
+    pub(crate) repeat_fraction: f64,
     /// The reconciliation job, if any.
-    pub reconcile: Option<Reconcile>,
+    pub(crate) reconcile: Option<Reconcile>,
 }
 
 impl LikesPlan {
@@ -179,9 +179,9 @@ impl PostLedger {
 #[derive(Debug, Clone, Copy)]
 pub struct Recount {
     /// Dense key of the post.
-    pub key: u32,
+    pub(crate) key: u32,
     /// The drift it read.
-    pub drift: u64,
+    pub(crate) drift: u64,
 }
 
 /// The likes table's state during a run.

@@ -22,11 +22,11 @@ use crate::stats::WaitStats;
 #[derive(Debug, Clone)]
 pub struct Cpu {
     /// Cores shared by every row and key.
-    pub cores: u32,
+    pub(crate) cores: u32,
     /// CPU time of one update.
-    pub demand: HoldDist,
+    pub(crate) demand: HoldDist,
     /// How the cores share themselves among the work ready to run.
-    pub scheduler: Scheduler,
+    pub(crate) scheduler: Scheduler,
 }
 
 /// The WAL flush every commit waits for.
@@ -210,19 +210,19 @@ impl MachineModel {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MachineRun {
     /// Cores (0 without `[machine]`).
-    pub cores: u32,
+    pub(crate) cores: u32,
     /// CPU time spent in the measured period.
     pub cpu_busy_ns: u128,
     /// Flushes started in the measured period.
     pub flushes: u64,
     /// Time the WAL spent flushing in the measured period.
-    pub wal_busy_ns: u128,
+    pub(crate) wal_busy_ns: u128,
     /// Commits in the measured period.
     pub commits: u64,
     /// Time the busiest row of the busiest key was held in the measured period.
-    pub busiest_row_ns: u64,
+    pub(crate) busiest_row_ns: u64,
     /// The measured period's length.
-    pub measured_ns: SimTime,
+    pub(crate) measured_ns: SimTime,
     /// Response times (send → commit acknowledged, the time outside the database included)
     /// of open arrivals; a closed loop keeps them in its [`super::run::ClosedRun`].
     pub responses: Option<WaitStats>,

@@ -55,5 +55,5 @@ pub use hold::HoldDist;
 pub use machine::{Bottleneck, MachineModel, MachineRun};
 pub use pipeline::Pipeline;
 pub use rows::{DrawNeeds, Grant, Policy, RowTable};
-pub use run::ShardRun;
+pub use run::{Rows, ShardRun};
 pub use time::{SimTime, ms};

@@ -58,28 +58,28 @@ impl Replication {
 #[derive(Debug, Clone)]
 pub struct RegionsPlan {
     /// Region names, in the scenario's order (region i's likes go to key i's rows).
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// Each region's share of the likes (summing to 1).
-    pub shares: Vec<f64>,
+    pub(crate) shares: Vec<f64>,
     /// The merge rules, each run on the same commits and lags.
-    pub replications: Vec<Replication>,
+    pub(crate) replications: Vec<Replication>,
     /// The lag of one copy between two regions.
-    pub lag: HoldDist,
+    pub(crate) lag: HoldDist,
     /// How often each region sends its state.
-    pub sync_every: SimTime,
+    pub(crate) sync_every: SimTime,
     /// The share of updates that are unlikes (a removal).
-    pub unlike_fraction: f64,
+    pub(crate) unlike_fraction: f64,
     /// The count every region shows at the start (likes from before the simulated period).
-    pub initial: u64,
+    pub(crate) initial: u64,
 }
 
 /// Likes and removals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Entry {
     /// Likes.
-    pub likes: u64,
+    pub(crate) likes: u64,
     /// Unlikes.
-    pub removals: u64,
+    pub(crate) removals: u64,
 }
 
 impl Entry {
@@ -105,37 +105,37 @@ struct Message {
 #[derive(Debug, Clone)]
 pub struct RegionResult {
     /// The region's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its share of the likes.
-    pub share: f64,
+    pub(crate) share: f64,
     /// Likes it committed.
-    pub likes: u64,
+    pub(crate) likes: u64,
     /// Unlikes it committed.
-    pub removals: u64,
+    pub(crate) removals: u64,
     /// Its likes missing from the final, converged count (LWW's losses; 0 with g-counter).
-    pub lost_likes: u64,
+    pub(crate) lost_likes: u64,
     /// Its unlikes missing from the final count.
-    pub lost_removals: u64,
+    pub(crate) lost_removals: u64,
     /// How long ago the oldest commit it had not heard of was made, ns, over the samples.
-    pub staleness_ns: WaitSummary,
+    pub(crate) staleness_ns: WaitSummary,
     /// How many commits its shown total was behind the truth, over the samples.
-    pub staleness_likes: WaitSummary,
+    pub(crate) staleness_likes: WaitSummary,
 }
 
 /// The result of a regions run.
 #[derive(Debug, Clone)]
 pub struct RegionsRun {
     /// The merge rule.
-    pub replication: Replication,
+    pub(crate) replication: Replication,
     /// Each region's results.
-    pub regions: Vec<RegionResult>,
+    pub(crate) regions: Vec<RegionResult>,
     /// The true count at the end: the initial count plus every like less every unlike.
-    pub truth: u64,
+    pub(crate) truth: u64,
     /// The count every region shows once converged.
-    pub converged: u64,
+    pub(crate) converged: u64,
     /// From the last commit until every region shows the same count and has heard every
     /// commit, ns (`None` if that did not happen within 10,000 sync periods).
-    pub convergence_ns: Option<SimTime>,
+    pub(crate) convergence_ns: Option<SimTime>,
 }
 
 /// The regions' replicas, fed commits in time order.

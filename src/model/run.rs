@@ -49,7 +49,7 @@ pub struct ShardRun {
     /// When the queue passed [`EngineConfig::queue_limit`](super::EngineConfig::queue_limit): from then on nothing was served,
     /// every later arrival counts as waiting, and the waits describe only the updates that took
     /// their rows before (a lower bound of what users would wait).
-    pub saturated_at: Option<SimTime>,
+    pub(crate) saturated_at: Option<SimTime>,
     /// What a closed loop's clients saw (set by the pipeline's `run_closed`).
     pub closed: Option<ClosedRun>,
     /// What the machine did (runs on the event-driven pipeline).
@@ -59,7 +59,73 @@ pub struct ShardRun {
     pub likes: Option<super::likes::LikesRun>,
 }
 
+/// The rows each key has in a run: a fixed count, or adaptive rows that start at a count and
+/// grow. Shown as the count or `adaptive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rows {
+    /// The same rows for the whole run.
+    Fixed(u32),
+    /// Rows that start at `start` and grow with the load.
+    Adaptive {
+        /// The rows a key starts with.
+        start: u32,
+    },
+}
+
+impl Rows {
+    /// The rows a key has (fixed) or starts with (adaptive).
+    pub fn start(self) -> u32 {
+        match self {
+            Rows::Fixed(n) | Rows::Adaptive { start: n } => n,
+        }
+    }
+
+    /// Whether the rows adapt.
+    pub fn is_adaptive(self) -> bool {
+        matches!(self, Rows::Adaptive { .. })
+    }
+
+    /// The `mode` column of the CSV files: `static` or `adaptive`.
+    pub fn mode(self) -> &'static str {
+        match self {
+            Rows::Fixed(_) => "static",
+            Rows::Adaptive { .. } => "adaptive",
+        }
+    }
+
+    /// Its name in legends and progress bars: `N = 16`, or `adaptive`.
+    pub fn legend(self) -> String {
+        match self {
+            Rows::Fixed(n) => format!("N = {n}"),
+            Rows::Adaptive { .. } => "adaptive".to_owned(),
+        }
+    }
+
+    /// `Fixed(shards)`, or `Adaptive` starting at `shards` when `adaptive`.
+    pub fn of(shards: u32, adaptive: bool) -> Rows {
+        if adaptive {
+            Rows::Adaptive { start: shards }
+        } else {
+            Rows::Fixed(shards)
+        }
+    }
+}
+
+impl std::fmt::Display for Rows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rows::Fixed(n) => write!(f, "{n}"),
+            Rows::Adaptive { .. } => f.write_str("adaptive"),
+        }
+    }
+}
+
 impl ShardRun {
+    /// Its rows: fixed, or adaptive from its shard count.
+    pub fn rows(&self) -> Rows {
+        Rows::of(self.shards, self.adaptive)
+    }
+
     /// The statistics that summaries pool over replications (`+=`), which are therefore never
     /// frozen, not even in a slimmed later replication: the write batching's delays, the pool's
     /// waits and the read path's.
@@ -88,7 +154,7 @@ impl ShardRun {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ClosedRun {
     /// Clients in the loop.
-    pub clients: u32,
+    pub(crate) clients: u32,
     /// Response times of the updates sent in the measured period: send → commit (the wait for
     /// the row plus the hold), as the client sees them.
     pub responses: WaitStats,

@@ -16,14 +16,14 @@ use super::time::{NS_PER_MS, SimTime};
 #[derive(Debug, Clone)]
 pub struct StallPlan {
     /// The mean time between Poisson stalls (`None`: none).
-    pub every: Option<SimTime>,
+    pub(crate) every: Option<SimTime>,
     /// The time between checkpoint stalls, the first one this long after the start (`None`:
     /// none).
-    pub checkpoint: Option<SimTime>,
+    pub(crate) checkpoint: Option<SimTime>,
     /// How long one stall lasts.
-    pub duration: HoldDist,
+    pub(crate) duration: HoldDist,
     /// How many stalls the calibration these were fitted from saw (`None`: not fitted).
-    pub seen: Option<u64>,
+    pub(crate) seen: Option<u64>,
 }
 
 impl StallPlan {

@@ -23,13 +23,13 @@ pub const MAX_TRACE_COPY_BYTES: u64 = 64 << 20;
 /// What a run's artefacts are rendered from.
 pub struct RunResults<'a> {
     /// The scenario as run.
-    pub scenario: &'a Scenario,
+    pub(crate) scenario: &'a Scenario,
     /// Each shard count's summary (over its replications).
-    pub rows: &'a [SummaryRow],
+    pub(crate) rows: &'a [SummaryRow],
     /// Each shard count's first replication: the time series and charts show one run.
-    pub first: Vec<ShardRun>,
+    pub(crate) first: Vec<ShardRun>,
     /// With `[regions]`: each shard count's regions under each merge rule.
-    pub regions: &'a [Vec<RegionsRun>],
+    pub(crate) regions: &'a [Vec<RegionsRun>],
     charts: OnceCell<Vec<Chart>>,
 }
 

@@ -15,13 +15,13 @@ use super::units::{self, plural};
 #[derive(Debug, Clone)]
 pub struct Outcome<'a> {
     /// The scenario's name.
-    pub scenario: &'a str,
+    pub(crate) scenario: &'a str,
     /// The baseline file as the user named it.
-    pub baseline: &'a str,
+    pub(crate) baseline: &'a str,
     /// Every compared value.
-    pub moves: &'a [Move],
+    pub(crate) moves: &'a [Move],
     /// Whether improvements beyond tolerance fail too.
-    pub strict: bool,
+    pub(crate) strict: bool,
 }
 
 impl Outcome<'_> {
@@ -37,11 +37,7 @@ impl Outcome<'_> {
 }
 
 fn row_label(m: &Move) -> String {
-    let row = if m.adaptive {
-        "adaptive".to_owned()
-    } else {
-        m.shards.to_string()
-    };
+    let row = crate::model::Rows::of(m.shards, m.adaptive).to_string();
     match &m.policy {
         Some(policy) => format!("{policy} {row}"),
         None => row,

@@ -38,11 +38,6 @@ pub fn decimal(value: f64, places: usize) -> String {
     }
 }
 
-/// The `mode` column: `adaptive` or `static` row counts.
-pub fn mode(adaptive: bool) -> &'static str {
-    if adaptive { "adaptive" } else { "static" }
-}
-
 /// The columns of `keys.csv`, in order.
 pub const KEY_COLUMNS: [&str; 13] = [
     "scenario",
@@ -74,7 +69,7 @@ pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> 
                 [
                     row.scenario.clone(),
                     row.policy.clone(),
-                    row.shards.to_string(),
+                    row.shards().to_string(),
                     (rank + 1).to_string(),
                     scenario.key_name(key.key).into_owned(),
                     key.arrivals.to_string(),
@@ -83,7 +78,7 @@ pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> 
                     fmt_ms(key.mean_wait_ns),
                     key.p99_wait_ns.map(fmt_ms).unwrap_or_default(),
                     fmt_ms(key.max_wait_ns),
-                    mode(row.adaptive).to_owned(),
+                    row.rows.mode().to_owned(),
                     key.rows.to_string(),
                 ],
             );
@@ -152,7 +147,7 @@ pub fn neighbours_csv(rows: &[SummaryRow]) -> Vec<u8> {
                 [
                     row.scenario.clone(),
                     row.policy.clone(),
-                    row.shards.to_string(),
+                    row.shards().to_string(),
                     name.clone(),
                     waits.count.to_string(),
                     fmt_ms(waits.mean_ns),
@@ -231,7 +226,7 @@ pub fn timeseries_csv(scenario: &Scenario, runs: &[ShardRun]) -> Vec<u8> {
                     window.wait_p99_ns().map(fmt_ms).unwrap_or_default(),
                     window.wait_max_ns().map(fmt_ms).unwrap_or_default(),
                     window.at_risk.to_string(),
-                    mode(run.adaptive).to_owned(),
+                    run.rows().mode().to_owned(),
                     window.rows.to_string(),
                     window.hot_key_rows.to_string(),
                     window.backlog_peak.to_string(),

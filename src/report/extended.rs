@@ -60,7 +60,10 @@ fn each_extended(
 
 /// The rows each shard count created (adaptive rows or many keys).
 fn rows_table(rows: &[SummaryRow]) -> Option<Table> {
-    if !rows.iter().any(|row| row.adaptive || row.keys_touched > 1) {
+    if !rows
+        .iter()
+        .any(|row| row.adaptive() || row.keys_touched > 1)
+    {
         return None;
     }
     let cells = |row: &SummaryRow| {

@@ -35,17 +35,17 @@ pub const SWEEP_COLUMNS: [&str; 7] = [
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConfigBlock {
     /// Its position in grid order.
-    pub index: usize,
+    pub(crate) index: usize,
     /// `summary.csv` with its values prefixed, header first.
-    pub summary: String,
+    pub(crate) summary: String,
     /// `timeseries.csv` with its values prefixed, header first.
-    pub timeseries: String,
+    pub(crate) timeseries: String,
     /// Its `sweep.csv` rows, one per policy.
     pub sweep: String,
     /// What would help, when a policy of it meets no target of `[slo]` at any simulated
     /// shard count ([`crate::figures::remedy`]).
     #[serde(skip)]
-    pub remedy: Option<&'static str>,
+    pub(crate) remedy: Option<&'static str>,
 }
 
 /// Renders one configuration's rows; `values` are its values of the swept `fields`.
@@ -100,7 +100,7 @@ pub fn sweep_line(
 ) -> String {
     let recommended = recommendation
         .shards()
-        .and_then(|n| rows.iter().find(|r| r.shards == n && !r.adaptive));
+        .and_then(|n| rows.iter().find(|r| r.shards() == n && !r.adaptive()));
     let shards = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
     let ms = |ns: Option<u64>| ns.map(crate::model::time::fmt_ms).unwrap_or_default();
     let fields = [
@@ -183,13 +183,13 @@ impl<W: std::io::Write> BlockSink<W> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRow {
     /// Its swept values.
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
     /// The policy.
-    pub policy: String,
+    pub(crate) policy: String,
     /// The recommended shard count, if any.
-    pub recommended: Option<u32>,
+    pub(crate) recommended: Option<u32>,
     /// The p99 wait at it, ms.
-    pub p99_ms: Option<f64>,
+    pub(crate) p99_ms: Option<f64>,
 }
 
 /// Reads `sweep.csv` text with `fields` swept fields.

@@ -64,7 +64,7 @@ pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
             plan.scenario.clone(),
             plan.policy.to_string(),
             plan.traffic.to_string(),
-            row.shards.to_string(),
+            row.shards().to_string(),
             evaluation.meets.to_string(),
             decimal(row.peak_offered_per_s, 3),
             decimal(row.ceiling_per_s, 3),
@@ -114,7 +114,7 @@ fn plan_document(plan: &Plan) -> Value {
             _ => Value::Null,
         };
         json!({
-            "shards": row.shards,
+            "shards": row.shards(),
             "meets": evaluation.meets,
             "peak_utilization": row.peak_utilization(),
             "ceiling_per_s": row.ceiling_per_s,
@@ -392,7 +392,7 @@ fn write_evaluation(out: &mut String, evaluation: &Evaluation, exact: bool) {
     let _ = writeln!(
         out,
         "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
-        row.shards,
+        row.shards(),
         units::quantity(row.ceiling_per_s),
         row.peak_utilization(),
         with_interval(row.waits.p99_ns, |s| s.p99_ns),
@@ -439,7 +439,7 @@ fn write_theory(out: &mut String, plan: &Plan) {
                 theory.model,
                 n,
                 versus(plan.answer, n),
-                evaluation.row.shards,
+                evaluation.row.shards(),
                 units::duration((theory.p99_ms * 1e6).round() as u64),
                 units::duration((simulated * 1e6).round() as u64),
                 relative(simulated, theory.p99_ms)

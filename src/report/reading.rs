@@ -16,7 +16,7 @@ pub fn reading(
 ) -> String {
     let by_shards = |shards: u32| {
         rows.iter()
-            .find(|row| row.shards == shards && !row.adaptive)
+            .find(|row| row.shards() == shards && !row.adaptive())
     };
     let stable = recommendation.stable.and_then(by_shards);
     let mut text = peak_sentence(scenario, rows);
@@ -30,20 +30,20 @@ pub fn reading(
     let below = highlighted.and_then(|n| {
         rows.iter()
             .rev()
-            .find(|row| row.shards < n && !row.adaptive)
+            .find(|row| row.shards() < n && !row.adaptive())
     });
     if let Some(below) = below {
         text.push_str(&below_sentence(below));
         text.push_str(&burst_sentence(below));
     }
     if let (Some(n), Some(below)) = (recommendation.meets_target, below)
-        && n - below.shards > 1
+        && n - below.shards() > 1
     {
         text.push_str(&format!(
             " This is the smallest of the simulated shard counts over the whole profile; `shardsim plan` \
              tries every count from {} to {} at the steady peak over replications, judged by the upper end \
              of each interval, so its answer can lie in between.",
-            below.shards + 1,
+            below.shards() + 1,
             n
         ));
     }
@@ -114,7 +114,7 @@ fn stable_sentence(stable: Option<&SummaryRow>, rows: &[SummaryRow]) -> String {
         Some(row) => format!(
             " The smallest shard count that stays stable at the peak is {}: peak utilization {:.2}, \
              p99 wait {}, backlog at the end {}.",
-            row.shards,
+            row.shards(),
             row.peak_utilization(),
             units::duration(row.waits.p99_ns),
             units::count(row.backlog_final)
@@ -144,7 +144,7 @@ fn target_sentence(
     };
     let mut text = format!(
         " The smallest that meets the target ({target}) is {}: p99 {}, p99.9 {}.",
-        row.shards,
+        row.shards(),
         units::duration(row.waits.p99_ns),
         units::duration(row.waits.p999_ns)
     );
@@ -159,7 +159,7 @@ fn target_sentence(
             row.peak_utilization(),
             stable.map_or(String::new(), |s| format!(
                 "; {} would be stable",
-                units::plural(u64::from(s.shards), "shard")
+                units::plural(u64::from(s.shards()), "shard")
             ))
         ));
     }
@@ -170,8 +170,8 @@ fn target_sentence(
 fn below_sentence(below: &SummaryRow) -> String {
     format!(
         " Just below, {} {} at the peak: the backlog reaches {} and the p99 wait {}.",
-        units::plural(u64::from(below.shards), "shard"),
-        if below.shards == 1 {
+        units::plural(u64::from(below.shards()), "shard"),
+        if below.shards() == 1 {
             format!("is {}", below.verdict().label())
         } else {
             format!("are {}", below.verdict().label())

@@ -52,7 +52,7 @@ pub fn regions_csv(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> Vec<u8> {
         for region in &run.regions {
             write(vec![
                 variant.policy.to_string(),
-                variant.label(),
+                variant.rows.to_string(),
                 run.replication.name().to_owned(),
                 region.name.clone(),
                 decimal(region.share, 6),
@@ -97,7 +97,7 @@ pub fn table(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> Table {
         .flat_map(|(variant, run)| {
             run.regions.iter().map(move |region| {
                 vec![
-                    format!("{} {}", variant.policy, variant.label()),
+                    format!("{} {}", variant.policy, variant.rows),
                     run.replication.name().to_owned(),
                     region.name.clone(),
                     units::count(region.likes),

@@ -11,11 +11,11 @@ use crate::stats::WaitSummary;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
     /// What the table shows.
-    pub title: String,
+    pub(crate) title: String,
     /// Column headings.
-    pub header: Vec<String>,
+    pub(crate) header: Vec<String>,
     /// One row per shard count.
-    pub rows: Vec<Vec<String>>,
+    pub(crate) rows: Vec<Vec<String>>,
 }
 
 /// The summary table's headings.
@@ -37,11 +37,11 @@ pub const HEADER: [&str; 11] = [
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryLine {
     /// The cells, in [`HEADER`] order.
-    pub cells: [String; 11],
+    pub(crate) cells: [String; 11],
     /// The row's verdict (for colours and classes).
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// Whether it is the recommended shard count.
-    pub recommended: bool,
+    pub(crate) recommended: bool,
 }
 
 /// The summary table's rows.
@@ -50,7 +50,7 @@ pub fn summary_lines(rows: &[SummaryRow], recommendation: &Recommendation) -> Ve
         .map(|row| SummaryLine {
             cells: cells(row),
             verdict: row.verdict(),
-            recommended: !row.adaptive && recommendation.shards() == Some(row.shards),
+            recommended: !row.adaptive() && recommendation.shards() == Some(row.shards()),
         })
         .collect()
 }

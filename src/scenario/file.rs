@@ -11,67 +11,67 @@ use crate::model::Policy;
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// Names the output folder `output/<name>/`; defaults to the file's stem.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// What the scenario models, in a sentence or two.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Seed of every random draw; the same seed gives the same bytes. Default 1.
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Simulated period in seconds. Required with `arrivals.rate_per_s`; defaults to the
     /// profile's length, or to the trace's last arrival rounded up to a whole window.
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// The shard counts (rows per key) to simulate, each ≥ 1.
-    pub shards: Option<Vec<u32>>,
+    pub(crate) shards: Option<Vec<u32>>,
     /// How an increment chooses its row: one policy, or a list run side by side on the same
     /// arrivals. Default `earliest-free`.
-    pub policy: Option<PolicyList>,
+    pub(crate) policy: Option<PolicyList>,
     /// The `skip-locked` policy's tries and their cost.
-    pub skip_locked: Option<SkipLockedTable>,
+    pub(crate) skip_locked: Option<SkipLockedTable>,
     /// Time-series window in seconds. Default 1.
-    pub window_s: Option<f64>,
+    pub(crate) window_s: Option<f64>,
     /// Independent replications per shard count, each with its own seed. Default 1.
-    pub replications: Option<u32>,
+    pub(crate) replications: Option<u32>,
     /// Seconds at the start of each replication left out of the statistics. Default 0.
-    pub warmup_s: Option<f64>,
+    pub(crate) warmup_s: Option<f64>,
     /// How long an update holds its row.
-    pub hold: Option<HoldTable>,
+    pub(crate) hold: Option<HoldTable>,
     /// When increments arrive.
-    pub arrivals: Option<ArrivalsTable>,
+    pub(crate) arrivals: Option<ArrivalsTable>,
     /// How many keys share the traffic, and how skewed it is.
-    pub keys: Option<KeysTable>,
+    pub(crate) keys: Option<KeysTable>,
     /// The synthetic user population (for `hash-user`).
-    pub users: Option<UsersTable>,
+    pub(crate) users: Option<UsersTable>,
     /// The wait target: drawn on charts, and what a recommendation must meet.
-    pub slo: Option<SloTable>,
+    pub(crate) slo: Option<SloTable>,
     /// Tolerances of `shardsim check`.
-    pub check: Option<CheckTable>,
+    pub(crate) check: Option<CheckTable>,
     /// Client timeouts and retries.
-    pub client: Option<ClientTable>,
+    pub(crate) client: Option<ClientTable>,
     /// Write batching in app servers.
-    pub batching: Option<BatchingTable>,
+    pub(crate) batching: Option<BatchingTable>,
     /// The shared connection pool.
-    pub pool: Option<PoolTable>,
+    pub(crate) pool: Option<PoolTable>,
     /// Other endpoints that share the pool (`[[neighbours]]`).
-    pub neighbours: Option<Vec<NeighbourTable>>,
+    pub(crate) neighbours: Option<Vec<NeighbourTable>>,
     /// Adaptive row counts, simulated beside the static shard counts.
-    pub adaptive: Option<AdaptiveTable>,
+    pub(crate) adaptive: Option<AdaptiveTable>,
     /// The read path.
-    pub reads: Option<ReadsTable>,
+    pub(crate) reads: Option<ReadsTable>,
     /// The database machine's CPU.
-    pub machine: Option<MachineTable>,
+    pub(crate) machine: Option<MachineTable>,
     /// The WAL flush every commit waits for.
-    pub wal: Option<WalTable>,
+    pub(crate) wal: Option<WalTable>,
     /// Spells during which the database machine completes nothing.
-    pub stalls: Option<StallsTable>,
+    pub(crate) stalls: Option<StallsTable>,
     /// Regions taking the likes, each on its own rows, copying their counts to each other.
-    pub regions: Option<RegionsTable>,
+    pub(crate) regions: Option<RegionsTable>,
     /// The likes table each like is recorded in before its increment.
-    pub likes_table: Option<LikesTableFile>,
+    pub(crate) likes_table: Option<LikesTableFile>,
     /// A job recounting recently active posts from the likes table.
-    pub reconcile: Option<ReconcileTable>,
+    pub(crate) reconcile: Option<ReconcileTable>,
     /// A grid sweep: scenario fields by path (`"hold.ms"`, `"arrivals.scale"`, `policy`) and the
     /// values to try; every combination is run as its own configuration (see
     /// [`super::grid`]).
-    pub sweep: Option<toml::Table>,
+    pub(crate) sweep: Option<toml::Table>,
 }
 
 /// `policy`: one policy (`policy = "random"`) or several (`policy = ["earliest-free",
@@ -119,9 +119,9 @@ impl<'de> Deserialize<'de> for PolicyList {
 #[serde(deny_unknown_fields)]
 pub struct SkipLockedTable {
     /// Rows tried without waiting before waiting for the last one. Default 3.
-    pub tries: Option<u32>,
+    pub(crate) tries: Option<u32>,
     /// What one failed try costs, ms. Default 0.
-    pub try_ms: Option<f64>,
+    pub(crate) try_ms: Option<f64>,
 }
 
 /// `[machine]`: the cores every update's CPU runs on.
@@ -129,35 +129,35 @@ pub struct SkipLockedTable {
 #[serde(deny_unknown_fields)]
 pub struct MachineTable {
     /// Cores shared by every row and key.
-    pub cores: Option<u32>,
+    pub(crate) cores: Option<u32>,
     /// `[machine.cpu]`: CPU time of one update, with the fields of `[hold]`.
-    pub cpu: Option<HoldTable>,
+    pub(crate) cpu: Option<HoldTable>,
     /// The wake-up of a process that slept on a lock, ms: added to the hold of an update that
     /// waited for its row, and before a flush whose leader waited for the last one. Default 0.
-    pub wake_ms: Option<f64>,
+    pub(crate) wake_ms: Option<f64>,
     /// CPU on the shared cores for every waiter woken when a row is released (all of a
     /// row's waiters wake and race for it), ms. Default 0.
-    pub wake_cpu_ms: Option<f64>,
+    pub(crate) wake_cpu_ms: Option<f64>,
     /// CPU on the shared cores for each waiter woken, for every other waiter woken with it
     /// (the herd contends as it races: a release waking `w` costs `w × (w − 1)` of it), ms.
     /// Default 0.
-    pub herd_cpu_ms: Option<f64>,
+    pub(crate) herd_cpu_ms: Option<f64>,
     /// CPU on the shared cores for every request sent on an idle connection (waking its
     /// server process, and the client where it runs on the same machine), ms. Default 0.
-    pub idle_wake_cpu_ms: Option<f64>,
+    pub(crate) idle_wake_cpu_ms: Option<f64>,
     /// CPU on the shared cores every update's request needs before it asks for its row: the
     /// server's work before the lock, and the load driver's where it runs on the same
     /// machine, ms. Default 0.
-    pub request_cpu_ms: Option<f64>,
+    pub(crate) request_cpu_ms: Option<f64>,
     /// How the cores share themselves: `"fifo"` (a piece of work keeps its core to its end,
     /// the default) or `"shared"` (processor sharing: `n` pieces ready to run each get
     /// `min(1, cores / n)` of a core).
-    pub scheduler: Option<crate::model::cores::Scheduler>,
+    pub(crate) scheduler: Option<crate::model::cores::Scheduler>,
     /// CPU on the shared cores that every release of a row costs for each update waiting for
     /// another row of the same key, ms: a key's rows share a page, and InnoDB (MariaDB,
     /// MySQL) scans the page's whole lock list at every release. Default 0 (PostgreSQL keeps
     /// a line per row).
-    pub page_scan_cpu_ms: Option<f64>,
+    pub(crate) page_scan_cpu_ms: Option<f64>,
 }
 
 /// `[wal]`: the flush of the write-ahead log.
@@ -165,12 +165,12 @@ pub struct MachineTable {
 #[serde(deny_unknown_fields)]
 pub struct WalTable {
     /// How long one flush takes, ms.
-    pub flush_ms: Option<f64>,
+    pub(crate) flush_ms: Option<f64>,
     /// Whether one flush covers every commit waiting when it starts. Default true.
-    pub group_commit: Option<bool>,
+    pub(crate) group_commit: Option<bool>,
     /// The CPU of the flush's leader on the machine's shared cores before the write, ms
     /// (needs `[machine]`). Default 0.
-    pub cpu_ms: Option<f64>,
+    pub(crate) cpu_ms: Option<f64>,
 }
 
 /// `[stalls]`: spells during which the database machine completes nothing.
@@ -178,16 +178,16 @@ pub struct WalTable {
 #[serde(deny_unknown_fields)]
 pub struct StallsTable {
     /// The mean time between stalls arriving at random (a Poisson process), s.
-    pub every_s: Option<f64>,
+    pub(crate) every_s: Option<f64>,
     /// A stall at every checkpoint too, this many seconds apart, s.
-    pub checkpoint_s: Option<f64>,
+    pub(crate) checkpoint_s: Option<f64>,
     /// How long one stall lasts, ms (a constant).
-    pub duration_ms: Option<f64>,
+    pub(crate) duration_ms: Option<f64>,
     /// `[stalls.duration]`: how long one stall lasts, with the fields of `[hold]`.
-    pub duration: Option<HoldTable>,
+    pub(crate) duration: Option<HoldTable>,
     /// How many stalls the calibration that fitted these saw (written by `calibrate`; not
     /// simulated).
-    pub seen: Option<u64>,
+    pub(crate) seen: Option<u64>,
 }
 
 /// `[hold]`: the hold-time distribution.
@@ -195,25 +195,25 @@ pub struct StallsTable {
 #[serde(deny_unknown_fields)]
 pub struct HoldTable {
     /// `constant`, `exponential`, `lognormal` or `uniform`.
-    pub dist: Option<String>,
+    pub(crate) dist: Option<String>,
     /// `constant`: the hold in milliseconds.
-    pub ms: Option<f64>,
+    pub(crate) ms: Option<f64>,
     /// `exponential`: the mean hold in milliseconds.
-    pub mean_ms: Option<f64>,
+    pub(crate) mean_ms: Option<f64>,
     /// `lognormal`: the median hold in milliseconds.
-    pub median_ms: Option<f64>,
+    pub(crate) median_ms: Option<f64>,
     /// `lognormal`: the 99th-percentile hold in milliseconds.
-    pub p99_ms: Option<f64>,
+    pub(crate) p99_ms: Option<f64>,
     /// `uniform`: the shortest hold in milliseconds.
-    pub min_ms: Option<f64>,
+    pub(crate) min_ms: Option<f64>,
     /// `uniform`: the longest hold in milliseconds.
-    pub max_ms: Option<f64>,
+    pub(crate) max_ms: Option<f64>,
     /// `[hold]` only: extra hold per update waiting for the same row when an update takes
     /// it, ms (the lock manager's and wake-ups' cost). Default 0.
-    pub per_waiter_ms: Option<f64>,
+    pub(crate) per_waiter_ms: Option<f64>,
     /// `[hold]` only: which waiter a released row goes to, `fifo` (default) or `random`
     /// (PostgreSQL's waiters race for the row again at each commit).
-    pub grant_order: Option<crate::model::machine::GrantOrder>,
+    pub(crate) grant_order: Option<crate::model::machine::GrantOrder>,
 }
 
 /// `[arrivals]`: exactly one of a constant rate, a profile or a trace.
@@ -221,27 +221,27 @@ pub struct HoldTable {
 #[serde(deny_unknown_fields)]
 pub struct ArrivalsTable {
     /// Poisson arrivals at this many increments a second.
-    pub rate_per_s: Option<f64>,
+    pub(crate) rate_per_s: Option<f64>,
     /// Piecewise-constant Poisson rate: consecutive segments.
-    pub profile: Option<Vec<ProfileSegment>>,
+    pub(crate) profile: Option<Vec<ProfileSegment>>,
     /// A CSV trace to replay exactly, relative to the scenario file.
-    pub trace: Option<String>,
+    pub(crate) trace: Option<String>,
     /// A closed loop of this many clients, each sending its next update when its previous
     /// one commits plus a think time (what load tools and most apps do).
-    pub clients: Option<u32>,
+    pub(crate) clients: Option<u32>,
     /// Closed loop: the think time between a commit and the client's next update, ms (the
     /// mean, for an exponential think time; default 0).
-    pub think_ms: Option<f64>,
+    pub(crate) think_ms: Option<f64>,
     /// Closed loop: `constant` (default) or `exponential` think times.
-    pub think_dist: Option<ThinkDist>,
+    pub(crate) think_dist: Option<ThinkDist>,
     /// What-if traffic: multiplies every rate (`rate_per_s`, each profile segment); a trace
     /// is thinned below 1 and replayed with extra copies above it. Default 1.
-    pub scale: Option<f64>,
+    pub(crate) scale: Option<f64>,
     /// A trace's clock runs this many times faster (2 halves its duration). Default 1.
-    pub speed: Option<f64>,
+    pub(crate) speed: Option<f64>,
     /// A trace's extra copies (`scale` > 1) arrive up to this many ms after their original,
     /// uniformly. Default 1.
-    pub jitter_ms: Option<f64>,
+    pub(crate) jitter_ms: Option<f64>,
 }
 
 /// How think times are distributed.
@@ -259,9 +259,9 @@ pub enum ThinkDist {
 #[serde(deny_unknown_fields)]
 pub struct ProfileSegment {
     /// Length of the segment in seconds (> 0).
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// Poisson rate during the segment (≥ 0).
-    pub rate_per_s: f64,
+    pub(crate) rate_per_s: f64,
 }
 
 /// `[keys]`: many keys with Zipf popularity.
@@ -269,11 +269,11 @@ pub struct ProfileSegment {
 #[serde(deny_unknown_fields)]
 pub struct KeysTable {
     /// Number of keys (≥ 1). Default 1.
-    pub count: Option<u32>,
+    pub(crate) count: Option<u32>,
     /// Zipf exponent: key of rank k gets weight 1/k^s (0 is uniform). Default 1.
-    pub zipf_s: Option<f64>,
+    pub(crate) zipf_s: Option<f64>,
     /// How many of the hottest keys `keys.csv` lists. Default 20.
-    pub report_top: Option<u32>,
+    pub(crate) report_top: Option<u32>,
 }
 
 /// `[users]`: the synthetic user population.
@@ -281,10 +281,10 @@ pub struct KeysTable {
 #[serde(deny_unknown_fields)]
 pub struct UsersTable {
     /// Number of distinct users, each equally likely to send an increment. Default 1,000,000.
-    pub count: Option<u64>,
+    pub(crate) count: Option<u64>,
     /// With `[likes_table]`: the share of likes that are a double tap of an earlier like by the
     /// same user (rejected by the primary key). Default 0.
-    pub repeat_fraction: Option<f64>,
+    pub(crate) repeat_fraction: Option<f64>,
 }
 
 /// `[slo]`: the targets a shard count must meet at the peak. Every field is optional.
@@ -292,11 +292,11 @@ pub struct UsersTable {
 #[serde(deny_unknown_fields)]
 pub struct SloTable {
     /// Highest acceptable 99th-percentile wait, in milliseconds.
-    pub p99_ms: Option<f64>,
+    pub(crate) p99_ms: Option<f64>,
     /// Highest acceptable 99.9th-percentile wait, in milliseconds.
-    pub p999_ms: Option<f64>,
+    pub(crate) p999_ms: Option<f64>,
     /// Highest acceptable utilization at the peak (for headroom), in (0, 1].
-    pub max_utilization: Option<f64>,
+    pub(crate) max_utilization: Option<f64>,
 }
 
 /// `[check]`: how far a summary may move from its baseline before `shardsim check` fails.
@@ -304,14 +304,14 @@ pub struct SloTable {
 #[serde(deny_unknown_fields)]
 pub struct CheckTable {
     /// Relative tolerance for every column (default 0.05, or `--rel`).
-    pub rel: Option<f64>,
+    pub(crate) rel: Option<f64>,
     /// Absolute tolerance in ms for the wait columns (default 0.05, or `--abs-ms`).
-    pub abs_ms: Option<f64>,
+    pub(crate) abs_ms: Option<f64>,
     /// Absolute tolerance of the count columns (backlogs, failures, lost likes, drift; default
     /// 2, or `--abs-count`): a backlog of 3 against 2 is noise, not a 50% regression.
-    pub abs_count: Option<f64>,
+    pub(crate) abs_count: Option<f64>,
     /// Per-column tolerances, by `summary.csv` column name.
-    pub columns: Option<std::collections::BTreeMap<String, ColumnTolerance>>,
+    pub(crate) columns: Option<std::collections::BTreeMap<String, ColumnTolerance>>,
 }
 
 /// The tolerance of one column: it passes when `|new − old| ≤ max(abs, rel × |old|)`.
@@ -319,9 +319,9 @@ pub struct CheckTable {
 #[serde(deny_unknown_fields)]
 pub struct ColumnTolerance {
     /// Relative tolerance.
-    pub rel: Option<f64>,
+    pub(crate) rel: Option<f64>,
     /// Absolute tolerance, in the column's unit.
-    pub abs: Option<f64>,
+    pub(crate) abs: Option<f64>,
 }
 
 /// `[client]`: how long a client waits and what it does after a failure.
@@ -329,27 +329,27 @@ pub struct ColumnTolerance {
 #[serde(deny_unknown_fields)]
 pub struct ClientTable {
     /// Longest wait for a connection and the row before the like fails for the user, ms.
-    pub timeout_ms: Option<f64>,
+    pub(crate) timeout_ms: Option<f64>,
     /// `cancel` (the database abandons the queued update) or `orphan` (it still runs).
-    pub on_timeout: Option<String>,
+    pub(crate) on_timeout: Option<String>,
     /// Times a failed like is tried again. Default 0.
-    pub retries: Option<u32>,
+    pub(crate) retries: Option<u32>,
     /// Base of the exponential backoff with full jitter, ms. Default 10.
-    pub backoff_ms: Option<f64>,
+    pub(crate) backoff_ms: Option<f64>,
     /// Whether a repeated like is recognised and counted once. Default true.
-    pub idempotent: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
     /// Time every request spends outside the database (round trip, scheduling), ms: part of
     /// the response time, never of a row's hold.
-    pub overhead_ms: Option<f64>,
+    pub(crate) overhead_ms: Option<f64>,
     /// `[client.overhead]`: that time as a distribution, with the fields of `[hold]`.
-    pub overhead: Option<HoldTable>,
+    pub(crate) overhead: Option<HoldTable>,
     /// Time outside the database of a request sent on an idle connection (an open stream's
     /// request that finds a free connection, a closed-loop client's after a think time), ms:
     /// waking a sleeping client and server costs more than a round trip back to back.
     /// Default: `overhead_ms`.
-    pub idle_overhead_ms: Option<f64>,
+    pub(crate) idle_overhead_ms: Option<f64>,
     /// `[client.idle_overhead]`: that time as a distribution, with the fields of `[hold]`.
-    pub idle_overhead: Option<HoldTable>,
+    pub(crate) idle_overhead: Option<HoldTable>,
 }
 
 /// `[batching]`: app servers keep counts in memory and flush them periodically.
@@ -357,11 +357,11 @@ pub struct ClientTable {
 #[serde(deny_unknown_fields)]
 pub struct BatchingTable {
     /// App servers (likes are spread over them at random).
-    pub servers: Option<u32>,
+    pub(crate) servers: Option<u32>,
     /// Flush interval of each server, ms.
-    pub flush_ms: Option<f64>,
+    pub(crate) flush_ms: Option<f64>,
     /// Crashes: `[{ at_s = 300, servers = 1 }]`.
-    pub crash: Option<Vec<CrashTable>>,
+    pub(crate) crash: Option<Vec<CrashTable>>,
 }
 
 /// One crash of batching servers.
@@ -369,9 +369,9 @@ pub struct BatchingTable {
 #[serde(deny_unknown_fields)]
 pub struct CrashTable {
     /// When, seconds from the start.
-    pub at_s: f64,
+    pub(crate) at_s: f64,
     /// How many servers crash (the lowest-numbered).
-    pub servers: u32,
+    pub(crate) servers: u32,
 }
 
 /// `[pool]`: the connections shared by likes and neighbour endpoints.
@@ -379,7 +379,7 @@ pub struct CrashTable {
 #[serde(deny_unknown_fields)]
 pub struct PoolTable {
     /// Connections in the pool.
-    pub size: Option<u32>,
+    pub(crate) size: Option<u32>,
 }
 
 /// `[[neighbours]]`: an endpoint that needs only a connection.
@@ -387,11 +387,11 @@ pub struct PoolTable {
 #[serde(deny_unknown_fields)]
 pub struct NeighbourTable {
     /// Its name in the outputs.
-    pub name: String,
+    pub(crate) name: String,
     /// Its requests per second (Poisson).
-    pub rate_per_s: f64,
+    pub(crate) rate_per_s: f64,
     /// How long each request holds its connection, ms.
-    pub hold_ms: f64,
+    pub(crate) hold_ms: f64,
 }
 
 /// `[adaptive]`: keys start small and grow their row counts when they get hot.
@@ -399,17 +399,17 @@ pub struct NeighbourTable {
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveTable {
     /// Rows a key starts with. Default 1.
-    pub start: Option<u32>,
+    pub(crate) start: Option<u32>,
     /// Most rows a key may have.
-    pub max: Option<u32>,
+    pub(crate) max: Option<u32>,
     /// Growth factor per step (> 1). Default 2.
-    pub factor: Option<f64>,
+    pub(crate) factor: Option<f64>,
     /// The signal: `{ p99_ms = 5 }` or `{ utilization = 0.7 }`.
-    pub grow_when: Option<GrowWhenTable>,
+    pub(crate) grow_when: Option<GrowWhenTable>,
     /// Length of a signal window, seconds. Default 1.
-    pub signal_window_s: Option<f64>,
+    pub(crate) signal_window_s: Option<f64>,
     /// How long writers cache a key's row count, seconds. Default 5.
-    pub writer_cache_ttl_s: Option<f64>,
+    pub(crate) writer_cache_ttl_s: Option<f64>,
 }
 
 /// `grow_when`: exactly one signal with its threshold.
@@ -417,9 +417,9 @@ pub struct AdaptiveTable {
 #[serde(deny_unknown_fields)]
 pub struct GrowWhenTable {
     /// Grow when a window's p99 wait exceeds this, ms.
-    pub p99_ms: Option<f64>,
+    pub(crate) p99_ms: Option<f64>,
     /// Grow when a window's utilization exceeds this (0 to 1).
-    pub utilization: Option<f64>,
+    pub(crate) utilization: Option<f64>,
 }
 
 /// `[reads]`: how the count is read.
@@ -427,19 +427,19 @@ pub struct GrowWhenTable {
 #[serde(deny_unknown_fields)]
 pub struct ReadsTable {
     /// Read requests per second (Poisson)…
-    pub rate_per_s: Option<f64>,
+    pub(crate) rate_per_s: Option<f64>,
     /// …or read requests per like, following the likes' rate.
-    pub per_write: Option<f64>,
+    pub(crate) per_write: Option<f64>,
     /// `sum` (add up the rows on every read) or `cached` (a cached total). Default `sum`.
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Age at which a cached total is rebuilt, seconds. Default 5.
-    pub cache_ttl_s: Option<f64>,
+    pub(crate) cache_ttl_s: Option<f64>,
     /// Keys one read request reads (a feed of posts). Default 1.
-    pub feed_size: Option<u32>,
+    pub(crate) feed_size: Option<u32>,
     /// Whether summing rows takes their locks and queues with the writes. Default false.
-    pub reads_lock: Option<bool>,
+    pub(crate) reads_lock: Option<bool>,
     /// How long a locking read holds the rows, ms. Default: the mean hold.
-    pub lock_hold_ms: Option<f64>,
+    pub(crate) lock_hold_ms: Option<f64>,
 }
 
 /// `[regions]`: regions that each take a share of the likes on their own rows and copy their
@@ -448,20 +448,20 @@ pub struct ReadsTable {
 #[serde(deny_unknown_fields)]
 pub struct RegionsTable {
     /// The regions' names, e.g. `["mumbai", "singapore"]`.
-    pub names: Option<Vec<String>>,
+    pub(crate) names: Option<Vec<String>>,
     /// Each region's share of the likes, in the same order (summing to 1).
-    pub shares: Option<Vec<f64>>,
+    pub(crate) shares: Option<Vec<f64>>,
     /// `g-counter` (per-region entries merged by the larger) or `lww` (last write wins), or
     /// both as a list, each on the same likes and lags.
-    pub replication: Option<ReplicationList>,
+    pub(crate) replication: Option<ReplicationList>,
     /// The lag of one copy between regions (the fields of `[hold]`).
-    pub lag_ms: Option<HoldTable>,
+    pub(crate) lag_ms: Option<HoldTable>,
     /// How often each region sends its counts, ms. Default 1000.
-    pub sync_every_ms: Option<f64>,
+    pub(crate) sync_every_ms: Option<f64>,
     /// The share of updates that are unlikes. Default 0.
-    pub unlike_fraction: Option<f64>,
+    pub(crate) unlike_fraction: Option<f64>,
     /// The count every region shows at the start. Default 0.
-    pub initial: Option<u64>,
+    pub(crate) initial: Option<u64>,
 }
 
 /// `replication`: one merge rule or a list of them.
@@ -479,16 +479,16 @@ pub enum ReplicationList {
 #[serde(deny_unknown_fields)]
 pub struct LikesTableFile {
     /// Partitions of the likes table. Default 16.
-    pub partitions: Option<u32>,
+    pub(crate) partitions: Option<u32>,
     /// `post` (a post's likes in one partition) or `post_user` (spread by a hash of both).
     /// Default `post`; compare them side by side with `[sweep] "likes_table.partition_by"`.
-    pub partition_by: Option<String>,
+    pub(crate) partition_by: Option<String>,
     /// How long an insert holds its partition's insert path (the fields of `[hold]`).
-    pub insert_hold: Option<HoldTable>,
+    pub(crate) insert_hold: Option<HoldTable>,
     /// Whether the insert and the increment share a transaction. Default true.
-    pub same_transaction: Option<bool>,
+    pub(crate) same_transaction: Option<bool>,
     /// Chance that the app fails between the insert and the increment, in [0, 1]. Default 0.
-    pub step_failure_rate: Option<f64>,
+    pub(crate) step_failure_rate: Option<f64>,
 }
 
 /// `[reconcile]`: recount recently active posts from the likes table.
@@ -496,7 +496,7 @@ pub struct LikesTableFile {
 #[serde(deny_unknown_fields)]
 pub struct ReconcileTable {
     /// A pass starts every this many seconds.
-    pub every_s: Option<f64>,
+    pub(crate) every_s: Option<f64>,
     /// Likes-table rows a recount reads a second.
-    pub rows_per_s: Option<f64>,
+    pub(crate) rows_per_s: Option<f64>,
 }

@@ -32,7 +32,7 @@ const UNSWEPT: [&str; 3] = ["name", "sweep", "shards"];
 #[derive(Debug, Clone)]
 pub struct Grid {
     /// The swept fields' paths, in the file's order (the first varies slowest).
-    pub fields: Vec<String>,
+    pub(crate) fields: Vec<String>,
     /// Every configuration, in grid order.
     pub configurations: Vec<Configuration>,
 }
@@ -41,9 +41,9 @@ pub struct Grid {
 #[derive(Debug, Clone)]
 pub struct Configuration {
     /// Its position in grid order (0-based): the stable identity partitions split by.
-    pub index: usize,
+    pub(crate) index: usize,
     /// Its value of each swept field, as written in the CSV columns.
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
     /// The scenario with those values set, resolved.
     pub scenario: Scenario,
 }

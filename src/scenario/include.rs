@@ -23,7 +23,7 @@ const MAX_CALIBRATION_BYTES: u64 = 1 << 20;
 #[derive(Debug)]
 pub struct Merged<'a> {
     /// The scenario text to parse.
-    pub text: Cow<'a, str>,
+    pub(crate) text: Cow<'a, str>,
     /// Each field (a dotted path, such as `machine.cores` or `client.overhead`) a calibration
     /// added, and that calibration's file.
     added: Vec<(String, PathBuf)>,
@@ -33,7 +33,7 @@ pub struct Merged<'a> {
     /// The fields a `[sweep]` sets.
     swept: Vec<String>,
     /// The first calibration's `[spread]`, if it has one.
-    pub spread: Option<CalibrationSpread>,
+    pub(crate) spread: Option<CalibrationSpread>,
 }
 
 /// A calibration's `[spread]`: every time of its machine could have been `slower` (≥ 1) to
@@ -41,11 +41,11 @@ pub struct Merged<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrationSpread {
     /// The slow end's factor on every time.
-    pub slower: f64,
+    pub(crate) slower: f64,
     /// The fast end's factor.
-    pub faster: f64,
+    pub(crate) faster: f64,
     /// The calibration file it comes from.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
 }
 
 /// The tables of a calibration whose times a scale multiplies: every field named `ms` or
@@ -151,6 +151,8 @@ pub fn merged<'a>(
             }
         };
         let mut sections = read(&file).map_err(blame)?;
+        // What the calibration warns of is validate's to read, not a scenario's field.
+        sections.remove("warnings");
         if let Some(table) = sections.remove("spread") {
             let read = read_spread(table, &file).map_err(blame)?;
             spread.get_or_insert(read);
@@ -248,7 +250,7 @@ fn read(file: &Path) -> Result<Table, String> {
     if let Some(key) = table.keys().find(|key| {
         !matches!(
             key.as_str(),
-            "hold" | "machine" | "wal" | "client" | "stalls" | "spread"
+            "hold" | "machine" | "wal" | "client" | "stalls" | "spread" | "warnings"
         )
     }) {
         return Err(format!(
@@ -291,6 +293,22 @@ fn merge(
 mod tests {
     use super::*;
     use crate::scenario::{Overrides, Scenario};
+
+    #[test]
+    fn a_calibrations_warnings_are_validates_and_not_the_scenarios() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("calibration.toml"),
+            "warnings = [\"moved\"]\n\n[hold]\nms = 0.05\n",
+        )
+        .unwrap();
+        let scenario = dir.path().join("s.toml");
+        let text = "include = \"calibration.toml\"\nshards = [1]\n";
+        let merged = merged(&scenario, text, None, 1.0).unwrap();
+        let table: Table = merged.text.parse().unwrap();
+        assert!(table.get("warnings").is_none(), "{table}");
+        assert_eq!(table["hold"]["ms"].as_float(), Some(0.05));
+    }
 
     #[test]
     fn the_scenarios_own_fields_win_and_tables_merge() {

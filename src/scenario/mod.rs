@@ -122,21 +122,20 @@ pub use crate::model::closed::ClosedLoop;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     /// How its increments choose their rows.
-    pub policy: Policy,
-    /// Rows per key (for the adaptive variant: the rows a key starts with).
-    pub shards: u32,
-    /// Whether row counts adapt.
-    pub adaptive: bool,
+    pub(crate) policy: Policy,
+    /// Its rows: a static shard count, or adaptive rows and the count they start at.
+    pub(crate) rows: crate::model::Rows,
 }
 
 impl Variant {
-    /// Its name in outputs: the shard count, or `adaptive`.
-    pub fn label(&self) -> String {
-        if self.adaptive {
-            "adaptive".into()
-        } else {
-            self.shards.to_string()
-        }
+    /// Rows per key (for the adaptive variant: the rows a key starts with).
+    pub fn shards(&self) -> u32 {
+        self.rows.start()
+    }
+
+    /// Whether row counts adapt.
+    pub fn adaptive(&self) -> bool {
+        self.rows.is_adaptive()
     }
 }
 
@@ -179,15 +178,15 @@ impl std::fmt::Display for Slo {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeyPlan {
     /// Number of keys.
-    pub count: u32,
+    pub(crate) count: u32,
     /// Zipf exponent of their popularity.
-    pub zipf_s: f64,
+    pub(crate) zipf_s: f64,
     /// How many of the hottest keys `keys.csv` lists.
-    pub report_top: usize,
+    pub(crate) report_top: usize,
     /// The busiest key's (Zipf rank 1's) share of the arrivals, `1 / Σ k^−s`: a sum over
     /// every key, made once here rather than at each use (a million keys are a million
     /// `powf`s, and `plan` asks hundreds of times).
-    pub hot_share: f64,
+    pub(crate) hot_share: f64,
 }
 
 impl KeyPlan {
@@ -509,15 +508,13 @@ impl Scenario {
             .flat_map(|&policy| {
                 let adaptive = self.adaptive.map(|a| Variant {
                     policy,
-                    shards: a.start,
-                    adaptive: true,
+                    rows: crate::model::Rows::Adaptive { start: a.start },
                 });
                 self.shards
                     .iter()
                     .map(move |&shards| Variant {
                         policy,
-                        shards,
-                        adaptive: false,
+                        rows: crate::model::Rows::Fixed(shards),
                     })
                     .chain(adaptive)
             })

@@ -33,14 +33,14 @@ pub struct KeyFigures {
     /// Its increments (measured period).
     pub arrivals: u64,
     /// Mean wait.
-    pub mean_wait_ns: SimTime,
+    pub(crate) mean_wait_ns: SimTime,
     /// 99th-percentile wait (2 significant digits) over the increments after its 64th, when it
     /// was among the first 512 keys to reach 64.
-    pub p99_wait_ns: Option<SimTime>,
+    pub(crate) p99_wait_ns: Option<SimTime>,
     /// Longest wait.
     pub max_wait_ns: SimTime,
     /// Rows the key had at the end.
-    pub rows: u32,
+    pub(crate) rows: u32,
 }
 
 /// Per-key statistics, indexed like the rows: by the order in which keys were first touched.

@@ -24,14 +24,14 @@ pub struct WindowRow {
     /// Increments arrived but not yet started at the window's end.
     pub backlog: u64,
     /// The most increments waiting at any instant of the window.
-    pub backlog_peak: u64,
+    pub(crate) backlog_peak: u64,
     /// Likes held in batching servers' memory, not yet flushed, at the window's end
     /// (saturating at 2³² − 1).
-    pub at_risk: u32,
+    pub(crate) at_risk: u32,
     /// Rows over all keys at the window's end (at most 2²⁷ by the scenario limits).
     pub rows: u32,
     /// Rows of the busiest key at the window's end.
-    pub hot_key_rows: u32,
+    pub(crate) hot_key_rows: u32,
     /// With `[likes_table]`: stored likes the counts miss for good at the window's end
     /// (saturating at 2³² − 1).
     #[serde(default)]

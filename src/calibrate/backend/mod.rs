@@ -35,9 +35,9 @@ pub const MARK: &str = "created by shardsim calibrate; dropped when it ends";
 #[error("{target}: {message}")]
 pub struct DbFailure {
     /// The server as shown (no password).
-    pub target: String,
+    pub(crate) target: String,
     /// What failed.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Whose the schema of shardsim's name is.
@@ -55,11 +55,11 @@ pub enum Ownership {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Durability {
     /// The setting's name: `synchronous_commit`, `innodb_flush_log_at_trx_commit`.
-    pub setting: &'static str,
+    pub(crate) setting: &'static str,
     /// Its value as the server shows it.
-    pub value: String,
+    pub(crate) value: String,
     /// Whether a commit is answered only after its log is flushed.
-    pub durable: bool,
+    pub(crate) durable: bool,
 }
 
 #[cfg(test)]
@@ -93,9 +93,9 @@ impl fmt::Display for Durability {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerProcess {
     /// Its process id on the server's machine.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// Its command name (`/proc/PID/comm`) when it is on this machine.
-    pub command: &'static str,
+    pub(crate) command: &'static str,
 }
 
 /// A database `calibrate` can connect to.

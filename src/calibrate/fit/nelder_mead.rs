@@ -35,10 +35,10 @@ pub fn restart_while_improving(
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// Evaluations of the misfit at the most.
-    pub evaluations: usize,
+    pub(crate) evaluations: usize,
     /// Evaluations over which the best misfit must fall by [`STALL_GAIN`] of itself for the
     /// pass to go on; `None`: it goes on to its end.
-    pub stall_window: Option<usize>,
+    pub(crate) stall_window: Option<usize>,
 }
 
 /// Minimises `cost` from `start` with the Nelder–Mead simplex (standard coefficients), the

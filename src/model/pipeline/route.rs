@@ -18,9 +18,9 @@ pub(super) enum Hop {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Route {
     /// The first stage after the hold.
-    pub after_hold: Hop,
+    pub(crate) after_hold: Hop,
     /// The stage after the CPU (when there is a CPU stage).
-    pub after_cpu: Hop,
+    pub(crate) after_cpu: Hop,
 }
 
 impl Route {

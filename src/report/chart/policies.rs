@@ -15,7 +15,7 @@ impl PoliciesFigure<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         root.fill(&WHITE)?;
         let ms = crate::time::ns_to_ms;
-        let rows: Vec<&SummaryRow> = self.rows.iter().filter(|r| !r.adaptive).collect();
+        let rows: Vec<&SummaryRow> = self.rows.iter().filter(|r| !r.adaptive()).collect();
         let target_ms = self.scenario.slo().p99_ns.map(ms);
         let y = Axis::fit_waits(
             rows.iter()
@@ -41,7 +41,7 @@ impl PoliciesFigure<'_> {
             );
         }
         let (plot_area, legend_area) = legend.split(root);
-        let shards: Vec<u32> = rows.iter().map(|r| r.shards).collect();
+        let shards: Vec<u32> = rows.iter().map(|r| r.shards()).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count, per policy");
         let mut chart = log2_plot(

@@ -31,7 +31,7 @@ impl ShardLinesFigure<'_> {
             legend.add(name.clone(), *mark);
         }
         let (plot_area, legend_area) = legend.split(root);
-        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
+        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards()).collect();
         let caption = title(self.scenario, self.what);
         let mut chart = build(&plot_area, caption, shard_range(&shards), y.range(), false)?;
         let y_desc = format!("{}{}", self.y_desc, y.note());
@@ -48,7 +48,7 @@ impl ShardLinesFigure<'_> {
                 .iter()
                 .zip(values)
                 .filter(|(_, v)| v.is_finite())
-                .map(|(r, &v)| (f64::from(r.shards).log2(), y.to_plot(v)))
+                .map(|(r, &v)| (f64::from(r.shards()).log2(), y.to_plot(v)))
                 .collect();
             if self.rows.len() <= ANNOTATE_UP_TO {
                 annotate(&mut chart, &points, *mark, &|v| y.label_value(v))?;

@@ -46,11 +46,11 @@ impl WaitsFigure<'_> {
             .rows
             .iter()
             .filter(|r| !r.verdict().can_serve())
-            .map(|r| f64::from(r.shards).log2())
+            .map(|r| f64::from(r.shards()).log2())
             .collect();
         let legend = self.legend(!overloaded.is_empty(), target_ms, adaptive_p99);
         let (plot_area, legend_area) = legend.split(root);
-        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards).collect();
+        let shards: Vec<u32> = self.rows.iter().map(|r| r.shards()).collect();
         let x = shard_range(&shards);
         let caption = title(self.scenario, "wait against shard count");
         let mut chart = log2_plot(
