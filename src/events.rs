@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::model::time::fmt_ms;
 use crate::model::{Arrival, Grant, KeyCounts, NO_USER, Observer};
 use crate::scenario::Scenario;
+use crate::time::fmt_ms;
 
 /// The columns of `events.csv`, in order.
 pub const EVENT_COLUMNS: [&str; 9] = [

@@ -16,10 +16,10 @@ use crate::error::InputError;
 use crate::figures::{SummaryRow, summarize};
 use crate::model::Policy;
 use crate::model::hold::HoldDist;
-use crate::model::time::s_f64_to_ns;
 use crate::scenario::{ArrivalPlan, Scenario, Slo};
 use crate::sweep::{self, NoProgress};
 use crate::theory;
+use crate::time::s_f64_to_ns;
 
 /// The seeds' comfortable rate per row, as a share of one row's ceiling: "each shard adds
 /// about 500 writes a second" with a 1 ms hold (ceiling 1,000/s).

@@ -16,7 +16,6 @@ use crate::cli::{
 use crate::error::{Failed, InputError, IoFailure};
 use crate::events::{self, EventLog};
 use crate::figures::{SummaryRow, by_policy, summarize};
-use crate::model::time::ms_f64_to_ns;
 use crate::model::{NoEvents, ShardRun};
 use crate::output::{Staging, write_file};
 use crate::partition::Partition;
@@ -26,6 +25,7 @@ use crate::report::{self, chart, csv, json, terminal};
 use crate::scenario::grid::Grid;
 use crate::scenario::{MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
 use crate::sweep::{self, SweepProgress};
+use crate::time::ms_f64_to_ns;
 
 mod calibrate;
 mod check;

@@ -8,7 +8,7 @@ use rand_distr::{Distribution, Exp1};
 use super::RateSegment;
 use super::SimRng;
 use crate::model::SimTime;
-use crate::model::time::round_to_ns;
+use crate::time::round_to_ns;
 
 /// The successive event times of one Poisson stream.
 #[derive(Debug)]

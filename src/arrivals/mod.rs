@@ -97,7 +97,7 @@ impl Traffic {
         if self.speed == 1.0 {
             at
         } else {
-            crate::model::time::round_to_ns(at as f64 / self.speed)
+            crate::time::round_to_ns(at as f64 / self.speed)
         }
     }
 

@@ -120,13 +120,13 @@ pub fn scan(
                 row.line,
                 format!(
                     "t_ms {} (as replayed{}) is not before duration_s ({} ms); raise duration_s or leave it out",
-                    crate::model::time::fmt_ms(row.at),
+                    crate::time::fmt_ms(row.at),
                     if traffic.reach() > 0 {
                         ", plus arrivals.jitter_ms for its copies"
                     } else {
                         ""
                     },
-                    crate::model::time::fmt_ms(horizon)
+                    crate::time::fmt_ms(horizon)
                 ),
             ));
         }
@@ -481,7 +481,7 @@ impl TraceRows {
             return Err(self.error(format!(
                 "t_ms {} is before the previous line's {}: t_ms must not decrease",
                 String::from_utf8_lossy(t_field),
-                crate::model::time::fmt_ms(self.previous_at)
+                crate::time::fmt_ms(self.previous_at)
             )));
         }
         self.previous_at = at;

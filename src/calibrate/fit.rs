@@ -22,7 +22,11 @@ use rayon::prelude::*;
 
 use crate::model::cores::Scheduler;
 use crate::model::machine::GrantOrder;
-use crate::model::{NoEvents, ShardRun};
+use crate::model::{NoEvents, Policy, ShardRun};
+use crate::scenario::file::{
+    ArrivalsTable, ClientTable, HoldTable, MachineTable, PolicyList, PoolTable, ScenarioFile,
+    WalTable,
+};
 use crate::scenario::{Overrides, Scenario};
 use crate::stats::WaitSummary;
 use crate::sweep;
@@ -244,61 +248,65 @@ impl Machine {
         )
     }
 
-    /// The scenario sections of this machine (`[hold]`, `[machine]`, `[wal]`, `[client]`).
+    /// The scenario sections of this machine (`[hold]`, `[machine]`, `[wal]`, `[client]`), as
+    /// `calibration.toml` writes them.
     pub fn sections(&self) -> String {
-        let mut text = format!(
-            "[hold]\ndist = \"constant\"\nms = {:.6}\ngrant_order = \"{}\"\n\n\
-             [machine]\ncores = {}\nwake_ms = {:.6}\nwake_cpu_ms = {:.6}\n{}{}{}{}\n[machine.cpu]\ndist = \"constant\"\nms = {:.6}\n\n",
-            self.hold_ms,
-            self.grant_order.name(),
-            self.cores,
-            self.wake_ms,
-            self.wake_cpu_ms,
-            if self.herd_cpu_ms != 0.0 {
-                format!("herd_cpu_ms = {:.9}\n", self.herd_cpu_ms)
-            } else {
-                String::new()
-            },
-            self.idle
-                .map(|idle| format!("idle_wake_cpu_ms = {:.6}\n", idle.wake_cpu_ms))
-                .unwrap_or_default(),
-            if self.page_scan_cpu_ms > 0.0 {
-                format!("page_scan_cpu_ms = {:.6}\n", self.page_scan_cpu_ms)
-            } else {
-                String::new()
-            },
-            self.scheduler_lines(),
-            self.cpu_ms
-        );
-        if let Some(flush) = self.flush_ms {
-            let cpu = if self.flush_cpu_ms > 0.0 {
-                format!("cpu_ms = {:.6}\n", self.flush_cpu_ms)
-            } else {
-                String::new()
-            };
-            text += &format!("[wal]\nflush_ms = {flush:.6}\n{cpu}group_commit = true\n\n");
-        }
-        text += &format!(
-            "[client.overhead]\ndist = \"lognormal\"\n{}",
-            lognormal_text(self.overhead_ms, self.overhead_p99_ms)
-        );
-        if let Some(Idle { overhead, .. }) = self.idle {
-            text += &format!(
-                "\n[client.idle_overhead]\ndist = \"lognormal\"\n{}",
-                lognormal_text(overhead.median_ms, overhead.p99_ms)
-            );
-        }
-        text
+        toml::to_string(&self.tables()).expect("a scenario's tables serialise")
     }
 
-    /// `[machine]`'s scheduler lines: none for first-come-first-served cores.
-    fn scheduler_lines(&self) -> String {
-        match self.scheduler {
-            Scheduler::Fifo => String::new(),
-            Scheduler::Shared => format!(
-                "scheduler = \"shared\"\nrequest_cpu_ms = {:.6}\n",
-                self.request_cpu_ms
-            ),
+    /// This machine as a scenario file's `[hold]`, `[machine]`, `[wal]` and `[client]`, every
+    /// time to the microsecond (the herd's CPU to the nanosecond) as `calibration.toml`
+    /// writes it, so that the fit simulates exactly what it writes.
+    fn tables(&self) -> ScenarioFile {
+        let constant = |ms: f64| HoldTable {
+            dist: Some("constant".to_owned()),
+            ms: Some(micro(ms)),
+            ..HoldTable::default()
+        };
+        let shared = self.scheduler == Scheduler::Shared;
+        ScenarioFile {
+            hold: Some(HoldTable {
+                grant_order: Some(self.grant_order),
+                ..constant(self.hold_ms)
+            }),
+            machine: Some(MachineTable {
+                cores: Some(self.cores),
+                cpu: Some(constant(self.cpu_ms)),
+                wake_ms: Some(micro(self.wake_ms)),
+                wake_cpu_ms: Some(micro(self.wake_cpu_ms)),
+                herd_cpu_ms: (self.herd_cpu_ms != 0.0).then(|| nano(self.herd_cpu_ms)),
+                idle_wake_cpu_ms: self.idle.map(|idle| micro(idle.wake_cpu_ms)),
+                request_cpu_ms: shared.then(|| micro(self.request_cpu_ms)),
+                scheduler: shared.then_some(Scheduler::Shared),
+                page_scan_cpu_ms: (self.page_scan_cpu_ms > 0.0)
+                    .then(|| micro(self.page_scan_cpu_ms)),
+            }),
+            wal: self.flush_ms.map(|flush| WalTable {
+                flush_ms: Some(micro(flush)),
+                group_commit: Some(true),
+                cpu_ms: (self.flush_cpu_ms > 0.0).then(|| micro(self.flush_cpu_ms)),
+            }),
+            client: Some(ClientTable {
+                overhead: Some(lognormal(self.overhead_ms, self.overhead_p99_ms)),
+                idle_overhead: self
+                    .idle
+                    .map(|idle| lognormal(idle.overhead.median_ms, idle.overhead.p99_ms)),
+                ..ClientTable::default()
+            }),
+            ..ScenarioFile::default()
+        }
+    }
+
+    /// The scenario the fit simulates this machine in: `rows` rows of one key chosen at random,
+    /// for `duration_s`, with the draws of `seed`.
+    fn fit_file(&self, seed: u64, rows: u32, duration_s: f64) -> ScenarioFile {
+        ScenarioFile {
+            name: Some("fit".to_owned()),
+            seed: Some(seed),
+            shards: Some(vec![rows]),
+            policy: Some(PolicyList(vec![Policy::Random])),
+            duration_s: Some(duration_s),
+            ..self.tables()
         }
     }
 
@@ -312,16 +320,18 @@ impl Machine {
     fn simulate_open_seeded(&self, stream: &OpenStream, seconds: f64, seed: u64) -> Observation {
         assert!(self.is_consistent(), "an inconsistent machine: {self:?}");
         let warmup = OPEN_WARMUP_S;
-        let text = format!(
-            "name = \"fit\"\nseed = {seed}\nshards = [{}]\npolicy = \"random\"\nduration_s = {}\n\
-             warmup_s = {warmup}\n[arrivals]\nrate_per_s = {}\n[pool]\nsize = {}\n\n{}",
-            stream.rows,
-            warmup + seconds,
-            stream.rate_per_s,
-            stream.connections,
-            self.sections()
-        );
-        let run = run_fit_scenario(&text);
+        let file = ScenarioFile {
+            warmup_s: Some(warmup),
+            arrivals: Some(ArrivalsTable {
+                rate_per_s: Some(stream.rate_per_s),
+                ..ArrivalsTable::default()
+            }),
+            pool: Some(PoolTable {
+                size: Some(stream.connections),
+            }),
+            ..self.fit_file(seed, stream.rows, warmup + seconds)
+        };
+        let run = run_fit_scenario(&file);
         let responses = run
             .machine
             .as_ref()
@@ -345,12 +355,15 @@ impl Machine {
         seed: u64,
     ) -> Observation {
         assert!(self.is_consistent(), "an inconsistent machine: {self:?}");
-        let text = format!(
-            "name = \"fit\"\nseed = {seed}\nshards = [{rows}]\npolicy = \"random\"\nduration_s = {seconds}\n\
-             [arrivals]\nclients = {clients}\nthink_ms = 0\n\n{}",
-            self.sections()
-        );
-        let run = run_fit_scenario(&text);
+        let file = ScenarioFile {
+            arrivals: Some(ArrivalsTable {
+                clients: Some(clients),
+                think_ms: Some(0.0),
+                ..ArrivalsTable::default()
+            }),
+            ..self.fit_file(seed, rows, seconds)
+        };
+        let run = run_fit_scenario(&file);
         let responses = run
             .closed
             .as_ref()
@@ -476,10 +489,25 @@ impl Machine {
 /// at least 1 ns and the p99 at least 0.1% and one written step above it, since a scenario
 /// refuses a p99 that is not above its median (a median of 0.0000567 ms and its p99 × 1.001
 /// would both be written 0.000057).
-fn lognormal_text(median_ms: f64, p99_ms: f64) -> String {
-    let median = ((median_ms * 1e6).round() / 1e6).max(1e-6);
-    let p99 = p99_ms.max(median * 1.001).max(median + 1e-6);
-    format!("median_ms = {median:.6}\np99_ms = {p99:.6}\n")
+fn lognormal(median_ms: f64, p99_ms: f64) -> HoldTable {
+    let median = micro(median_ms).max(1e-6);
+    let p99 = micro(p99_ms.max(median * 1.001).max(median + 1e-6));
+    HoldTable {
+        dist: Some("lognormal".to_owned()),
+        median_ms: Some(median),
+        p99_ms: Some(p99),
+        ..HoldTable::default()
+    }
+}
+
+/// `ms` to the microsecond, as `calibration.toml` writes it.
+fn micro(ms: f64) -> f64 {
+    (ms * 1e6).round() / 1e6
+}
+
+/// `ms` to the nanosecond.
+fn nano(ms: f64) -> f64 {
+    (ms * 1e9).round() / 1e9
 }
 
 /// The share of a flush on the cores, from its log-odds on the fit's axis.
@@ -488,8 +516,8 @@ fn cpu_share(log_odds: f64) -> f64 {
 }
 
 /// Runs the one shard count of a scenario the fit wrote.
-fn run_fit_scenario(text: &str) -> ShardRun {
-    let scenario = Scenario::parse(Path::new("fit.toml"), text, &Overrides::default())
+fn run_fit_scenario(file: &ScenarioFile) -> ShardRun {
+    let scenario = Scenario::from_values(Path::new("fit.toml"), file, &Overrides::default())
         .expect("fitted parameters make a valid scenario");
     sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress)
         .expect("a fitted machine runs")

@@ -103,12 +103,26 @@ impl Spread {
         text
     }
 
-    /// `[spread]` for `calibration.toml`.
+    /// `[spread]` for `calibration.toml`, each factor to four decimals.
     pub fn toml(&self) -> String {
-        format!(
-            "[spread]\nslower = {:.4}\nfaster = {:.4}\n",
-            self.slower, self.faster
-        )
+        /// The file's `[spread]` table, as `scenario::include` reads it.
+        #[derive(serde::Serialize)]
+        struct SpreadFile {
+            spread: SpreadTable,
+        }
+        #[derive(serde::Serialize)]
+        struct SpreadTable {
+            slower: f64,
+            faster: f64,
+        }
+        let four = |value: f64| (value * 1e4).round() / 1e4;
+        toml::to_string(&SpreadFile {
+            spread: SpreadTable {
+                slower: four(self.slower),
+                faster: four(self.faster),
+            },
+        })
+        .expect("two numbers serialise")
     }
 }
 

@@ -9,6 +9,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use crate::scenario::file::{HoldTable, ScenarioFile, StallsTable};
+
 /// The timeline's resolution, ns.
 const BUCKET_NS: u64 = 100_000;
 
@@ -140,20 +142,28 @@ impl FittedStalls {
         })
     }
 
-    /// `[stalls]` as calibration.toml writes it.
+    /// `[stalls]` as calibration.toml writes it, every figure to three decimals: a
+    /// log-normal duration when its p99 is above its median, else a constant one.
     pub fn toml(&self) -> String {
-        let duration = if self.p99_ms > self.median_ms * 1.001 {
-            format!(
-                "[stalls.duration]\ndist = \"lognormal\"\nmedian_ms = {:.3}\np99_ms = {:.3}\n",
-                self.median_ms, self.p99_ms
-            )
-        } else {
-            format!("duration_ms = {:.3}\n", self.median_ms)
+        let milli = |value: f64| (value * 1e3).round() / 1e3;
+        let spread = self.p99_ms > self.median_ms * 1.001;
+        let stalls = StallsTable {
+            every_s: Some(milli(self.every_s)),
+            seen: Some(self.seen),
+            duration_ms: (!spread).then(|| milli(self.median_ms)),
+            duration: spread.then(|| HoldTable {
+                dist: Some("lognormal".to_owned()),
+                median_ms: Some(milli(self.median_ms)),
+                p99_ms: Some(milli(self.p99_ms)),
+                ..HoldTable::default()
+            }),
+            ..StallsTable::default()
         };
-        format!(
-            "[stalls]\nevery_s = {:.3}\nseen = {}\n{duration}",
-            self.every_s, self.seen
-        )
+        toml::to_string(&ScenarioFile {
+            stalls: Some(stalls),
+            ..ScenarioFile::default()
+        })
+        .expect("a scenario's tables serialise")
     }
 
     /// In words: "23 stalls in 180 s (one every 7.8 s), median 41 ms, p99 180 ms".
@@ -247,6 +257,10 @@ mod tests {
         );
         assert!(fitted.p99_ms > 40.0);
         assert_eq!(FittedStalls::fit(&[(vec![], 30.0)]), None);
-        assert!(fitted.toml().contains("every_s = 10.000\nseen = 3\n"));
+        let written: toml::Table = toml::from_str(&fitted.toml()).unwrap();
+        let stalls = &written["stalls"];
+        assert_eq!(stalls["every_s"].as_float(), Some(10.0));
+        assert_eq!(stalls["seen"].as_integer(), Some(3));
+        assert_eq!(stalls["duration"]["median_ms"].as_float(), Some(20.0));
     }
 }

@@ -7,7 +7,7 @@
 //! writers' caches, the key does not grow again: its signal still reflects the old rows. New rows start at zero; rows are
 //! never removed (shrinking needs moving counts between rows, and the seeds advise against it).
 
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// What makes a key grow.
 #[derive(Debug, Clone, Copy, PartialEq)]

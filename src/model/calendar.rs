@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// In-order lanes beside the heap.
 const LANES: usize = 4;

@@ -10,7 +10,7 @@
 //! client gives up but the update still runs.
 
 use super::hold::HoldDist;
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// What happens to an update whose client gave up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

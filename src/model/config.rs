@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::adaptive::AdaptivePolicy;
 use super::clients::Features;
 use super::rows::{Grant, Policy, RowTable, SkipLocked};
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// The most requests a shard count may hold queued; past it the shard count is saturated
 /// (the memory budget may set a lower limit, [`EngineConfig::queue_limit`]).

@@ -14,7 +14,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::servers::Servers;
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// How the cores share themselves among the work ready to run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

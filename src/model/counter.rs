@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::rows::{Policy, RowTable};
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// An increment arrived earlier than the previous increment of the same key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,7 +75,7 @@ impl ShardedCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::time::ms;
+    use crate::time::ms;
 
     #[test]
     fn rejects_time_going_backwards_for_one_key_only() {

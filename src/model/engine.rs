@@ -15,7 +15,7 @@ use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 use super::adaptive::Adaptive;
 use super::calendar::Instants;
 use super::rows::RowTable;
-use super::time::SimTime;
+use crate::time::SimTime;
 
 pub use super::config::{
     Arrival, EngineConfig, KeyCounts, MAX_QUEUED, NO_USER, NoEvents, Observer,

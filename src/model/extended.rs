@@ -9,8 +9,8 @@ use rand::Rng;
 use super::clients::{Attempt, ClientCounts, Features, ReadMode};
 use super::config::EngineConfig;
 use super::random::{SimRng, Stream, bounded, stream_rng};
-use super::time::SimTime;
 use crate::stats::WaitStats;
+use crate::time::SimTime;
 
 /// The figures of the optional behaviours for one shard count.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

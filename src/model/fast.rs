@@ -22,8 +22,8 @@ use super::config::{Arrival, Observer};
 use super::engine::Engine;
 use super::heaps::replace_top;
 use super::rows::{PackedRows, Policy};
-use super::time::SimTime;
 use crate::stats::{WaitStats, WindowSeries};
+use crate::time::SimTime;
 
 /// The most rows the loop keeps in a tournament tree instead of a heap.
 const MOST_TREED: usize = 64;

@@ -6,7 +6,7 @@
 //! the order is the same as the pair's. A free time or an index too large for the packed form
 //! turns the whole store into explicit pairs, once, keeping every heap's order as it is.
 
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// A row in a heap as an explicit pair, ordered by (free time, index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

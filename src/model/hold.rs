@@ -3,7 +3,7 @@
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Exp1, LogNormal};
 
-use super::time::{SimTime, ms_f64_to_ns};
+use crate::time::{SimTime, ms_f64_to_ns};
 
 /// The longest hold a draw may return (about 11.6 days): keeps sums of times far from overflow
 /// even for heavy-tailed distributions; sane parameters never reach it.

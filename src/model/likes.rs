@@ -21,8 +21,8 @@ use super::random::{SimRng, Stream, stream_rng};
 use super::resources::Links;
 use super::rows::mix64;
 use super::servers::Servers;
-use super::time::SimTime;
 use crate::stats::WaitStats;
+use crate::time::SimTime;
 
 /// How a like's row of the likes table finds its partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

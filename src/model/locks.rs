@@ -24,7 +24,7 @@ use super::machine::GrantOrder;
 use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Bag, Fifo, Links, NONE};
 use super::rows::{KeyIndex, Policy, bounded_u32, pick_slot, stride_prime_to};
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// What a lock request got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,8 @@ use std::fmt;
 use super::cores::Scheduler;
 use super::hold::HoldDist;
 use super::stalls::{StallFigures, StallPlan};
-use super::time::SimTime;
 use crate::stats::WaitStats;
+use crate::time::SimTime;
 
 /// The CPU every update needs while it holds its row.
 #[derive(Debug, Clone)]

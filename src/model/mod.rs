@@ -1,6 +1,5 @@
 //! The lock model and the engine that runs it.
 //!
-//! - [`time`]: simulated time in integer nanoseconds;
 //! - [`calendar`]: the event calendar, ordered by (time, sequence number);
 //! - [`rows`]: each key's shard rows, and the slot-choice policies (free rows in `heaps`);
 //! - [`hold`]: hold-time distributions;
@@ -45,8 +44,8 @@ pub mod run;
 pub mod servers;
 pub mod stalls;
 pub mod wal;
-pub use crate::time;
 
+pub use crate::time::{SimTime, ms};
 pub use config::{Arrival, EngineConfig, KeyCounts, NO_USER, NoEvents, Observer};
 pub use counter::ShardedCounter;
 pub use engine::Engine;
@@ -56,4 +55,3 @@ pub use machine::{Bottleneck, MachineModel, MachineRun};
 pub use pipeline::Pipeline;
 pub use rows::{DrawNeeds, Grant, Policy, RowTable};
 pub use run::{Rows, ShardRun};
-pub use time::{SimTime, ms};

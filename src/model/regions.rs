@@ -32,8 +32,8 @@ use super::engine::{Arrival, KeyCounts, Observer};
 use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
 use super::rows::Grant;
-use super::time::SimTime;
 use crate::stats::{WaitStats, WaitSummary};
+use crate::time::SimTime;
 
 /// How regions merge each other's counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -595,7 +595,7 @@ impl Observer for RegionObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::time::ms;
+    use crate::time::ms;
 
     fn plan(initial: u64) -> std::sync::Arc<RegionsPlan> {
         std::sync::Arc::new(RegionsPlan {

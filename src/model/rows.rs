@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::heaps::RowHeaps;
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// How an increment chooses one of its key's rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

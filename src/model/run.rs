@@ -5,7 +5,7 @@ use crate::stats::{KeyFigures, WaitStats, WindowRow};
 use super::adaptive::Growth;
 use super::extended::ExtendedRun;
 use super::rows::Policy;
-use super::time::SimTime;
+use crate::time::SimTime;
 
 /// The result of simulating one shard count.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -10,7 +10,7 @@
 
 use super::hold::HoldDist;
 use super::random::{SimRng, Stream, stream_rng};
-use super::time::{NS_PER_MS, SimTime};
+use crate::time::{NS_PER_MS, SimTime};
 
 /// `[stalls]`: when the machine stalls and for how long.
 #[derive(Debug, Clone)]
@@ -167,7 +167,7 @@ impl StallClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::time::ms;
+    use crate::time::ms;
 
     fn plan(every_ms: Option<u64>, checkpoint_ms: Option<u64>, duration_ms: u64) -> StallPlan {
         StallPlan {

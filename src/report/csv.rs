@@ -2,8 +2,8 @@
 //! renamed. Times are exact decimal milliseconds; rates have three decimals.
 
 use crate::model::ShardRun;
-use crate::model::time::{fmt_ms, fmt_s};
 use crate::scenario::Scenario;
+use crate::time::{fmt_ms, fmt_s};
 
 use crate::figures::SummaryRow;
 use crate::figures::columns::Feature;

@@ -102,7 +102,7 @@ pub fn sweep_line(
         .shards()
         .and_then(|n| rows.iter().find(|r| r.shards() == n && !r.adaptive()));
     let shards = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
-    let ms = |ns: Option<u64>| ns.map(crate::model::time::fmt_ms).unwrap_or_default();
+    let ms = |ns: Option<u64>| ns.map(crate::time::fmt_ms).unwrap_or_default();
     let fields = [
         policy.to_string(),
         shards(recommendation.shards()),

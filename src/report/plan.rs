@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::model::time::fmt_ms;
 use crate::plan::{COMFORTABLE_SHARE, Evaluation, Plan};
 use crate::stats::WaitSummary;
+use crate::time::fmt_ms;
 
 use super::csv::decimal;
 use super::units;

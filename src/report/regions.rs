@@ -43,7 +43,7 @@ pub fn regions_csv(variants: &[Variant], runs: &[Vec<RegionsRun>]) -> Vec<u8> {
             .expect("writing CSV to memory cannot fail");
     };
     write(REGION_COLUMNS.iter().map(|c| c.to_string()).collect());
-    let ms = |ns: u64| crate::model::time::fmt_ms(ns);
+    let ms = |ns: u64| crate::time::fmt_ms(ns);
     for (variant, run) in variants
         .iter()
         .zip(runs)

@@ -13,8 +13,8 @@ use crate::model::adaptive::{AdaptivePolicy, GrowWhen};
 use crate::model::clients::{
     Batching, ClientPolicy, Crash, Features, Neighbour, OnTimeout, Pool, ReadMode, Reads,
 };
-use crate::model::time::{ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, SimTime};
+use crate::time::{ms_f64_to_ns, s_f64_to_ns};
 
 /// Most flushes a run may schedule (servers × period ÷ flush interval).
 const MAX_FLUSHES: f64 = 1e8;

@@ -4,8 +4,8 @@
 use super::file::HoldTable;
 use crate::model::HoldDist;
 use crate::model::hold::MAX_HOLD_NS;
-use crate::model::time::ms_f64_to_ns;
 use crate::time::SimTime;
+use crate::time::ms_f64_to_ns;
 
 /// Longest simulated period, in seconds (about 115 days).
 pub const MAX_DURATION_S: f64 = 1e7;

@@ -8,7 +8,7 @@ use super::fields::{
 };
 use super::file::{HoldTable, LikesTableFile, ReconcileTable, ScenarioFile};
 use crate::model::likes::{LikesPlan, PartitionBy, Reconcile};
-use crate::model::time::s_f64_to_ns;
+use crate::time::s_f64_to_ns;
 
 /// Most partitions of the likes table.
 pub const MAX_PARTITIONS: u32 = 65_536;

@@ -9,7 +9,7 @@ use super::file::{ClientTable, HoldTable, MachineTable, ScenarioFile, StallsTabl
 use crate::model::HoldDist;
 use crate::model::machine::{Cpu, MachineModel, WalModel};
 use crate::model::stalls::StallPlan;
-use crate::model::time::{SimTime, ms_f64_to_ns, s_f64_to_ns};
+use crate::time::{SimTime, ms_f64_to_ns, s_f64_to_ns};
 
 /// Most cores a machine may have.
 pub const MAX_CORES: u32 = 4096;

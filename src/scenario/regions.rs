@@ -6,7 +6,7 @@ use super::ArrivalPlan;
 use super::fields::{FieldError, MAX_HOLD_MS, Min, hold_only_field, number, resolve_hold};
 use super::file::{RegionsTable, ReplicationList, ScenarioFile};
 use crate::model::regions::{RegionsPlan, Replication};
-use crate::model::time::ms_f64_to_ns;
+use crate::time::ms_f64_to_ns;
 
 /// Most regions.
 pub const MAX_REGIONS: usize = 64;

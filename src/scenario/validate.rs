@@ -23,8 +23,8 @@ use crate::model::likes::LikesPlan;
 use crate::model::machine::GrantOrder;
 use crate::model::regions::RegionsPlan;
 use crate::model::rows::SkipLocked;
-use crate::model::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 use crate::model::{HoldDist, MachineModel, Policy, SimTime};
+use crate::time::{NS_PER_S, ms_f64_to_ns, s_f64_to_ns};
 
 /// Parses the TOML text, naming the field path of any error, and its line when `verbatim`
 /// (the text is the file as written: with a calibration merged in, it is rewritten, and its

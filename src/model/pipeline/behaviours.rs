@@ -11,8 +11,8 @@ use super::super::clients::{Attempt, OnTimeout, READ_ENDPOINT, ReadMode};
 use super::super::engine::{Arrival, Observer};
 use super::super::resources::NONE;
 use super::super::rows::Policy;
-use super::super::time::SimTime;
 use super::{Job, Kind, Pipeline, Request, Stage, Step};
+use crate::time::SimTime;
 
 impl<O: Observer> Pipeline<O> {
     /// An open arrival when some behaviour is on: a read, a neighbour's request, a like for a

@@ -46,8 +46,8 @@ use super::rows::{DrawNeeds, Grant, Policy};
 use super::run::ClosedRun;
 use super::servers::Servers;
 use super::stalls::StallClock;
-use super::time::SimTime;
 use super::wal::Wal;
+use crate::time::SimTime;
 use route::{Hop, Route};
 
 /// Updates a closed loop sends between two progress reports.
