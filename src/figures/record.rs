@@ -289,7 +289,7 @@ impl SummaryRecord {
         let w = &row.waits;
         SummaryRecord {
             scenario: row.scenario.clone(),
-            policy: row.policy.clone(),
+            policy: row.policy.to_string(),
             shards: row.shards(),
             arrivals: row.arrivals(),
             completed: row.completed(),

@@ -21,7 +21,7 @@ pub struct SummaryRow {
     /// Scenario name.
     pub(crate) scenario: String,
     /// Slot-choice policy.
-    pub(crate) policy: String,
+    pub(crate) policy: crate::model::Policy,
     /// Rows per key: fixed (`mode` = `static`), or adaptive and the rows a key starts with.
     pub(crate) rows: crate::model::Rows,
     /// Rows over all keys at the end (means over replications).
@@ -145,7 +145,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         burst,
         tries_per_update: tries_per_update(runs),
         scenario: scenario.name().to_owned(),
-        policy: runs[0].policy.to_string(),
+        policy: runs[0].policy,
         rows: runs[0].rows(),
         rows_total: mean_by(runs, |run| run.rows_total as f64).round() as u64,
         max_key_rows: runs.iter().map(|run| run.max_key_rows).max().unwrap_or(0),
@@ -405,7 +405,7 @@ pub(crate) mod tests {
             burst: BurstMetrics::default(),
             tries_per_update: None,
             scenario: "t".into(),
-            policy: "earliest-free".into(),
+            policy: crate::model::Policy::EarliestFree,
             rows: crate::model::Rows::Fixed(shards),
             rows_total: u64::from(shards),
             max_key_rows: shards,

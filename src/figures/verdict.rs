@@ -91,9 +91,8 @@ pub struct PolicyRows<'a> {
 /// shard counts together).
 pub fn by_policy<'a>(scenario: &Scenario, rows: &'a [SummaryRow]) -> Vec<PolicyRows<'a>> {
     rows.chunk_by(|a, b| a.policy == b.policy)
-        .zip(scenario.policies())
-        .map(|(rows, &policy)| PolicyRows {
-            policy,
+        .map(|rows| PolicyRows {
+            policy: rows[0].policy,
             rows,
             recommendation: recommend(rows, &scenario.slo()),
         })
@@ -244,5 +243,25 @@ mod tests {
             ..Slo::default()
         };
         assert_eq!(recommend(&rows, &impossible).shards(), None);
+    }
+
+    #[test]
+    fn each_policys_rows_are_named_by_their_own_policy_even_when_another_has_none() {
+        let scenario = crate::scenario::Scenario::parse(
+            std::path::Path::new("t.toml"),
+            "duration_s = 1\nshards = [1, 2]\npolicy = [\"earliest-free\", \"random\"]\n[hold]\nms = 1\n\
+             [arrivals]\nrate_per_s = 10\n",
+            &crate::scenario::Overrides::default(),
+        )
+        .unwrap();
+        let random = |shards| SummaryRow {
+            policy: crate::model::Policy::Random,
+            ..row(shards, 0.5, 1)
+        };
+        let rows = [random(1), random(2)];
+        let groups = by_policy(&scenario, &rows);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].policy, crate::model::Policy::Random);
+        assert_eq!(groups[0].rows.len(), 2);
     }
 }

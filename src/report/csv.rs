@@ -68,7 +68,7 @@ pub fn keys_csv(scenario: &Scenario, rows: &[SummaryRow], runs: &[ShardRun]) -> 
                 &mut writer,
                 [
                     row.scenario.clone(),
-                    row.policy.clone(),
+                    row.policy.to_string(),
                     row.shards().to_string(),
                     (rank + 1).to_string(),
                     scenario.key_name(key.key).into_owned(),
@@ -146,7 +146,7 @@ pub fn neighbours_csv(rows: &[SummaryRow]) -> Vec<u8> {
                 &mut writer,
                 [
                     row.scenario.clone(),
-                    row.policy.clone(),
+                    row.policy.to_string(),
                     row.shards().to_string(),
                     name.clone(),
                     waits.count.to_string(),

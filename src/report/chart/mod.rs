@@ -111,8 +111,11 @@ pub fn render_all(
     let mut charts = vec![render("policies", &comparison)?];
     for &(policy, shards) in recommended {
         let one = scenario.with_policy(policy, format!("{} ({policy})", scenario.name()));
-        let name = policy.to_string();
-        let rows: Vec<SummaryRow> = rows.iter().filter(|r| r.policy == name).cloned().collect();
+        let rows: Vec<SummaryRow> = rows
+            .iter()
+            .filter(|r| r.policy == policy)
+            .cloned()
+            .collect();
         let runs: Vec<ShardRun> = runs
             .iter()
             .filter(|r| r.policy == policy)

@@ -54,10 +54,9 @@ impl PoliciesFigure<'_> {
             draw_target(&mut chart, x.clone(), y.to_plot(target))?;
         }
         for (index, (policy, _)) in self.recommended.iter().enumerate() {
-            let name = policy.to_string();
             let of: Vec<SummaryRow> = rows
                 .iter()
-                .filter(|r| r.policy == name)
+                .filter(|r| r.policy == *policy)
                 .map(|r| (*r).clone())
                 .collect();
             let p999 = shard_points(&of, |r| ms(r.waits.p999_ns), y);
