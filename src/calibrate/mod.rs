@@ -704,29 +704,31 @@ impl Calibration {
     /// What says the calibration cannot be trusted, as data: written to `calibration.toml`'s
     /// `warnings` and read back by `validate`.
     pub fn warning_kinds(&self) -> Vec<CalibrationWarning> {
-        let moved = self
-            .steadiness()
-            .is_some_and(|steadiness| !steadiness.is_steady())
-            .then_some(CalibrationWarning::Moved);
-        let stalled = self
-            .stalled_stream()
-            .is_some()
-            .then_some(CalibrationWarning::Stalled);
-        moved.into_iter().chain(stalled).collect()
+        self.found_warnings().map(|(kind, _)| kind).collect()
     }
 
     /// What says the calibration cannot be trusted, each a line: the database moved by itself
     /// by more than ±15% (`steadiness: …`), or the machine stalled under the lightest open
     /// stream (`stalls: …`). `--quiet` prints these still, where it prints nothing else.
     pub fn warnings(&self) -> Vec<String> {
+        self.found_warnings().map(|(_, line)| line).collect()
+    }
+
+    /// Each warning that applies, with its line: one place decides both what
+    /// `calibration.toml` records and what is printed.
+    fn found_warnings(&self) -> impl Iterator<Item = (CalibrationWarning, String)> {
         let moved = self
             .steadiness()
             .filter(|steadiness| !steadiness.is_steady())
-            .map(|steadiness| format!("steadiness: {}", steadiness.describe()));
-        let stalled = self
-            .stalled_stream()
-            .map(|stalls| format!("stalls: {}", stalls.describe()));
-        moved.into_iter().chain(stalled).collect()
+            .map(|steadiness| {
+                let line = format!("steadiness: {}", steadiness.describe());
+                (CalibrationWarning::Moved, line)
+            });
+        let stalled = self.stalled_stream().map(|stalls| {
+            let line = format!("stalls: {}", stalls.describe());
+            (CalibrationWarning::Stalled, line)
+        });
+        moved.into_iter().chain(stalled)
     }
 
     /// `calibration.toml`: where it comes from, then the sections a scenario includes.

@@ -145,6 +145,7 @@ impl<E> Calendar<E> {
     }
 
     /// The number of pending events.
+    #[inline]
     pub fn len(&self) -> usize {
         self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }

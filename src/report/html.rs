@@ -7,6 +7,7 @@ use crate::scenario::Scenario;
 
 use super::chart::Chart;
 use super::extended::extended_tables;
+use super::headline::{Headline, Load};
 use super::reading::reading;
 use super::table::{HEADER, summary_lines};
 use super::units;
@@ -148,36 +149,49 @@ fn figures(charts: &[Chart]) -> String {
 }
 
 fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
-    let arrivals = rows.first().map_or(0, |row| row.arrivals());
-    // A closed loop's count differs per shard count: it follows the rows.
-    let load = match &scenario.arrivals() {
-        crate::scenario::ArrivalPlan::Closed(closed) => format!(
+    let headline = Headline::of(scenario, rows);
+    let load = match headline.load {
+        // A closed loop's count differs per shard count: it follows the rows.
+        Load::Closed {
+            clients, max_per_s, ..
+        } => format!(
             "{} in a closed loop for {} s, up to {}/s",
-            units::plural(u64::from(closed.clients), "client"),
-            units::quantity(scenario.duration_s()),
-            units::quantity(scenario.peak_offered_per_s())
+            units::plural(u64::from(clients), "client"),
+            units::quantity(headline.duration_s),
+            units::quantity(max_per_s)
         ),
-        _ => format!(
+        Load::Open {
+            increments,
+            peak_per_s,
+            ..
+        } => format!(
             "{} increments over {} s, peak {}/s",
-            units::count(arrivals),
-            units::quantity(scenario.duration_s()),
-            units::quantity(scenario.peak_offered_per_s())
+            units::count(increments),
+            units::quantity(headline.duration_s),
+            units::quantity(peak_per_s)
         ),
     };
-    let traffic = super::terminal::traffic_phrase(scenario);
+    let traffic: Vec<String> = [
+        headline
+            .scale
+            .map(|scale| format!("traffic ×{}", units::compact(scale))),
+        headline
+            .speed
+            .map(|speed| format!("trace sped up ×{}", units::compact(speed))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut text = format!(
         "{}{load}; mean hold {}; policy {}; seed {}",
         if traffic.is_empty() {
             String::new()
         } else {
-            format!(
-                "{}; ",
-                traffic.trim_start().replacen("at traffic", "traffic", 1)
-            )
+            format!("{}; ", traffic.join(", "))
         },
-        units::duration(scenario.row_hold_ns().round() as u64),
-        scenario.policies_label(),
-        scenario.seed()
+        units::duration(headline.hold_ns.round() as u64),
+        headline.policies,
+        headline.seed
     );
     if let Some(r) = rows.first().filter(|r| r.replications > 1) {
         text.push_str(&format!(
@@ -185,8 +199,8 @@ fn facts(scenario: &Scenario, rows: &[SummaryRow]) -> String {
             r.replications
         ));
     }
-    if scenario.slo().is_set() {
-        text.push_str(&format!("; target {}", scenario.slo()));
+    if let Some(slo) = headline.slo {
+        text.push_str(&format!("; target {slo}"));
     }
     text
 }
@@ -255,4 +269,35 @@ pub(super) fn escape(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::scenario::{Overrides, Scenario};
+
+    fn seed_example(extra: &str, overrides: &Overrides) -> Scenario {
+        let text = std::fs::read_to_string("scenarios/seed-example.toml").expect("shipped");
+        let path = Path::new("scenarios/seed-example.toml");
+        Scenario::parse(path, &(text + extra), overrides).expect("a valid scenario")
+    }
+
+    #[test]
+    fn the_page_names_a_traces_speed_up_alone_or_after_the_traffic() {
+        let sped_up = seed_example("speed = 3\n", &Overrides::default());
+        let facts = super::facts(&sped_up, &[]);
+        assert!(facts.starts_with("trace sped up ×3; "), "{facts}");
+        let both = Overrides {
+            traffic: Some(2.0),
+            ..Overrides::default()
+        };
+        let facts = super::facts(&seed_example("speed = 3\n", &both), &[]);
+        assert!(
+            facts.starts_with("traffic ×2, trace sped up ×3; "),
+            "{facts}"
+        );
+        let plain = super::facts(&seed_example("", &Overrides::default()), &[]);
+        assert!(plain.starts_with("0 increments over "), "{plain}");
+    }
 }

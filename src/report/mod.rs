@@ -23,6 +23,7 @@ pub mod check;
 pub mod csv;
 pub mod extended;
 pub mod grid;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod plan;

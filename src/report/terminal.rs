@@ -10,6 +10,7 @@ use crate::model::machine::GrantOrder;
 use crate::scenario::Scenario;
 
 use super::extended::extended_tables;
+use super::headline::{Headline, Load};
 
 use super::reading::reading;
 use super::table::{HEADER, summary_lines};
@@ -94,41 +95,47 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
         }
     };
     let mut out = String::new();
-    let arrivals = rows.first().map_or(0, |row| row.arrivals());
-    let load = match &scenario.arrivals() {
-        crate::scenario::ArrivalPlan::Closed(closed) => format!(
-            "{} in a closed loop, think {}, up to {}/s",
-            units::plural(u64::from(closed.clients), "client"),
-            units::duration(closed.think.mean_ns().round() as u64),
-            quantity(scenario.peak_offered_per_s())
+    let headline = Headline::of(scenario, rows);
+    let (amount, load) = match headline.load {
+        Load::Closed {
+            clients,
+            think_ns,
+            max_per_s,
+        } => (
+            // A closed loop's count differs per shard count (its load follows the rows).
+            String::new(),
+            format!(
+                "{} in a closed loop, think {}, up to {}/s",
+                units::plural(u64::from(clients), "client"),
+                units::duration(think_ns.round() as u64),
+                quantity(max_per_s)
+            ),
         ),
-        _ => format!(
-            "{}peak {}/s",
-            if scenario.key_count() > 1 {
-                "busiest key's "
-            } else {
-                ""
-            },
-            quantity(scenario.peak_offered_per_s())
+        Load::Open {
+            increments,
+            many_keys,
+            peak_per_s,
+        } => (
+            format!("{} increments over ", count(increments)),
+            format!(
+                "{}peak {}/s",
+                if many_keys { "busiest key's " } else { "" },
+                quantity(peak_per_s)
+            ),
         ),
-    };
-    // A closed loop's count differs per shard count (its load follows the rows).
-    let amount = match &scenario.arrivals() {
-        crate::scenario::ArrivalPlan::Closed(_) => String::new(),
-        _ => format!("{} increments over ", count(arrivals)),
     };
     let mut line = format!(
         "{}{}: {amount}{} s ({load}), mean hold {} ms{}, policy {}, seed {}",
         scenario.name(),
-        traffic_phrase(scenario),
-        compact(scenario.duration_s()),
-        compact(scenario.row_hold_ns() / 1e6),
+        traffic_phrase(&headline),
+        compact(headline.duration_s),
+        compact(headline.hold_ns / 1e6),
         machine_phrase(scenario),
-        scenario.policies_label(),
-        scenario.seed()
+        headline.policies,
+        headline.seed
     );
-    if scenario.slo().is_set() {
-        let _ = write!(line, ", target {}", scenario.slo());
+    if let Some(slo) = headline.slo {
+        let _ = write!(line, ", target {slo}");
     }
     if let Some(width) = table_width() {
         line = wrap(&line, width.clamp(40, MAX_LINE));
@@ -163,15 +170,13 @@ pub fn calibration_note(scenario: &Scenario) -> Option<String> {
 }
 
 /// " at traffic ×2" (and a trace's speed-up) when the what-if traffic changes the arrivals.
-pub fn traffic_phrase(scenario: &Scenario) -> String {
-    let traffic = scenario.traffic();
+fn traffic_phrase(headline: &Headline) -> String {
     let mut phrase = String::new();
-    if traffic.scale != 1.0 {
-        let _ = write!(phrase, " at traffic ×{}", compact(traffic.scale));
+    if let Some(scale) = headline.scale {
+        let _ = write!(phrase, " at traffic ×{}", compact(scale));
     }
-    if traffic.speed != 1.0 && matches!(scenario.arrivals(), crate::scenario::ArrivalPlan::Trace(_))
-    {
-        let _ = write!(phrase, ", trace sped up ×{}", compact(traffic.speed));
+    if let Some(speed) = headline.speed {
+        let _ = write!(phrase, ", trace sped up ×{}", compact(speed));
     }
     phrase
 }

@@ -400,6 +400,11 @@ impl Scenario {
         arrivals.rate_per_s = Some(rate_per_s / self.traffic.scale);
         arrivals.profile = None;
         arrivals.trace = None;
+        arrivals.speed = None;
+        arrivals.jitter_ms = None;
+        arrivals.clients = None;
+        arrivals.think_ms = None;
+        arrivals.think_dist = None;
         file.adaptive = None;
         Scenario {
             arrivals: ArrivalPlan::Poisson {
@@ -720,7 +725,30 @@ impl Scenario {
 
 #[cfg(test)]
 mod tests {
-    use super::KeyPlan;
+    use std::path::Path;
+
+    use super::{ArrivalPlan, KeyPlan, Overrides, Scenario};
+
+    #[test]
+    fn a_closed_loop_at_its_steady_peak_is_an_open_stream_in_its_file_too() {
+        let text = "name = \"closed\"\nshards = [1, 2]\nduration_s = 10\n[hold]\nms = 2\n\
+                    [arrivals]\nclients = 32\nthink_ms = 5\n";
+        let path = Path::new("closed.toml");
+        let closed = Scenario::parse(path, text, &Overrides::default()).expect("a valid scenario");
+        assert!(matches!(closed.arrivals, ArrivalPlan::Closed(_)));
+        let peak = closed.at_steady_peak(400.0, 1_000_000_000, 5_000_000_000, 2);
+        let file = toml::to_string(&peak.resolved()).expect("a scenario file serialises");
+        let again = Scenario::parse(path, &file, &Overrides::default()).expect("it reads back");
+        let ArrivalPlan::Poisson { segments } = &again.arrivals else {
+            panic!("an open stream, not {:?}, from:\n{file}", again.arrivals);
+        };
+        assert_eq!(segments.len(), 1);
+        assert!((segments[0].rate_per_s - 400.0).abs() < 1e-9);
+        assert_eq!(
+            (again.horizon, again.warmup, again.replications),
+            (5_000_000_000, 1_000_000_000, 2)
+        );
+    }
 
     #[test]
     fn the_hot_keys_share_is_rank_ones_zipf_weight() {

@@ -5,8 +5,43 @@
 use super::super::engine::Observer;
 use super::super::likes::LikesRun;
 use super::{Job, Kind, Pipeline, Stage, Step};
+use crate::time::SimTime;
+
+/// The likes table's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LikesEvent {
+    /// The job's insert into the likes table ends.
+    InsertEnd(u32),
+    /// A reconciliation pass is due.
+    Reconcile,
+    /// The recount in progress ends.
+    RecountEnd,
+}
+
+impl LikesEvent {
+    /// Whether the database completes work at this event (a stall puts it off): an insert or
+    /// a recount ends; a pass falling due is a timer.
+    pub(super) fn completes_work(self) -> bool {
+        matches!(self, LikesEvent::InsertEnd(_) | LikesEvent::RecountEnd)
+    }
+}
 
 impl<O: Observer> Pipeline<O> {
+    /// Handles one of the likes table's events.
+    #[inline]
+    pub(super) fn on_likes(&mut self, event: LikesEvent) {
+        match event {
+            LikesEvent::InsertEnd(job) => self.insert_end(job),
+            LikesEvent::Reconcile => self.reconcile(),
+            LikesEvent::RecountEnd => self.recount_end(),
+        }
+    }
+
+    /// Puts one of the likes table's events on the calendar.
+    fn schedule_likes(&mut self, at: SimTime, event: LikesEvent) {
+        self.calendar.schedule(at, Step::Likes(event));
+    }
+
     /// Whether a new like is a double tap (false without the likes table).
     pub(super) fn draw_repeat(&mut self) -> bool {
         self.likes.as_mut().is_some_and(|likes| likes.draw_repeat())
@@ -60,8 +95,7 @@ impl<O: Observer> Pipeline<O> {
         let measured = job.arrival.at >= self.config.measure_from;
         let likes = self.likes.as_mut().expect("on the likes path");
         let hold = likes.take(partition, now, now - asked, measured);
-        self.calendar
-            .schedule(now.saturating_add(hold), Step::InsertEnd(id));
+        self.schedule_likes(now.saturating_add(hold), LikesEvent::InsertEnd(id));
     }
 
     /// The job's partition goes to the next attempt waiting for it.
@@ -79,7 +113,7 @@ impl<O: Observer> Pipeline<O> {
     /// The job's insert ends: the primary key rejects a repeat, the app may fail before the
     /// increment, and otherwise the like goes on to its row (keeping the partition when the
     /// two steps share a transaction).
-    pub(super) fn insert_end(&mut self, id: u32) {
+    fn insert_end(&mut self, id: u32) {
         let job = self.jobs[id as usize];
         let likes = self
             .likes
@@ -185,12 +219,12 @@ impl<O: Observer> Pipeline<O> {
         };
         let next = (now / every + 1).saturating_mul(every);
         if next < self.config.horizon {
-            self.calendar.schedule(next, Step::Reconcile);
+            self.schedule_likes(next, LikesEvent::Reconcile);
         }
     }
 
     /// A reconciliation pass is due: it starts unless the last one still runs.
-    pub(super) fn reconcile(&mut self) {
+    fn reconcile(&mut self) {
         self.schedule_reconcile(self.now);
         let likes = self.likes.as_mut().expect("passes come from [reconcile]");
         if !likes.pass_running() && likes.start_pass() {
@@ -202,14 +236,13 @@ impl<O: Observer> Pipeline<O> {
     fn next_recount(&mut self) {
         let likes = self.likes.as_mut().expect("recounts come from [reconcile]");
         if let Some(took) = likes.next_recount() {
-            self.calendar
-                .schedule(self.now.saturating_add(took), Step::RecountEnd);
+            self.schedule_likes(self.now.saturating_add(took), LikesEvent::RecountEnd);
         }
     }
 
     /// A post's recount ends: its count gains the likes it found missing (on its first row, so
     /// reads see them), and the pass goes on.
-    pub(super) fn recount_end(&mut self) {
+    fn recount_end(&mut self) {
         let likes = self.likes.as_mut().expect("recounts come from [reconcile]");
         if let Some(recount) = likes.finish_recount()
             && recount.drift > 0

@@ -13,26 +13,28 @@
 //! the update arrived in; after the horizon no update arrives, but those in flight run on so
 //! that every wait is known (the exact core knows them at arrival).
 //!
-//! The clients' behaviours — timeouts and retries, the connection pool and its neighbours,
-//! batching, reads and adaptive row counts — are in `behaviours`: there a timeout is decided
-//! when its deadline passes, since a wait is no longer known at the send.
+//! Every event has an owner that schedules and handles it in its own module (`events` has the
+//! loop that hands each event to its owner): the database's stages (`stages`), the clients —
+//! a closed loop, deadlines and retries — (`clients`), write batching (`batching`), the
+//! neighbours' requests (`neighbours`), the reads (`reads`) and the likes table (`likes`).
+//! `behaviours` routes an open arrival to its behaviour and keeps the figures they share.
 
+mod batching;
 mod behaviours;
+mod clients;
+mod events;
 mod likes;
+mod neighbours;
+mod reads;
 mod route;
 mod stages;
 
 use std::sync::Arc;
 
-use rand::Rng;
-use rand_distr::{Distribution, Zipf};
-
 use crate::stats::{KeyTracker, WaitStats, WindowSeries};
 
 use super::adaptive::Adaptive;
 use super::calendar::Calendar;
-use super::clients::Attempt;
-use super::closed::{ClientStreams, ClosedLoop};
 use super::cores::Cores;
 use super::engine::{Arrival, EngineConfig, NoEvents, Observer, ShardRun};
 use super::extended::Extension;
@@ -42,51 +44,15 @@ use super::locks::{Handover, LockTable, Request};
 use super::machine::{MachineModel, MachineRun};
 use super::random::{SimRng, Stream, stream_rng};
 use super::resources::{Links, NONE};
-use super::rows::{DrawNeeds, Grant, Policy};
+use super::rows::{Grant, Policy};
 use super::run::ClosedRun;
 use super::servers::Servers;
 use super::stalls::StallClock;
 use super::wal::Wal;
 use crate::time::SimTime;
+use clients::Clients;
+use events::Step;
 use route::{Hop, Route};
-
-/// Updates a closed loop sends between two progress reports.
-const PROGRESS_EVERY: u64 = 1 << 14;
-
-/// What happens next to a job, or a client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
-    /// The job's hold (drawn plus per waiter) ends: it asks for a core.
-    HoldEnd(u32),
-    /// The job's CPU ends: its core goes to the next job; it asks for the flush.
-    CpuEnd(u32),
-    /// Shared cores: the pieces of work done by now end.
-    CpuCheck,
-    /// The running flush ends: the commits it covers are done.
-    FlushEnd,
-    /// A closed-loop client sends its next update.
-    Send(u32),
-    /// A failed like's retry (parked in the extension at this index) is sent.
-    Retry(u32),
-    /// A batching server flushes its counts.
-    BatchFlush(u32),
-    /// The first this-many batching servers crash.
-    Crash(u32),
-    /// A neighbour's request is done with its connection.
-    ConnectionEnd(u32),
-    /// A locking read is done with its key's rows.
-    ReadEnd(u32),
-    /// A client's deadline for a job (of this generation of its slot).
-    Deadline(u32, u32),
-    /// The job's insert into the likes table ends.
-    InsertEnd(u32),
-    /// A skip-locked update (of this generation of its slot) tries its next row.
-    TryRow(u32, u32),
-    /// A reconciliation pass is due.
-    Reconcile,
-    /// The recount in progress ends.
-    RecountEnd,
-}
 
 /// What a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,19 +177,6 @@ impl Job {
             abandoned: false,
         }
     }
-}
-
-/// A closed loop run on the pipeline.
-#[derive(Debug)]
-struct Clients {
-    count: u32,
-    think: HoldDist,
-    hold: HoldDist,
-    /// The keys' popularity, when the likes spread over many keys.
-    keys: Option<Zipf<f64>>,
-    streams: Vec<ClientStreams>,
-    needs: DrawNeeds,
-    sent: u64,
 }
 
 /// Simulates one shard count on the event-driven pipeline.
@@ -426,60 +379,6 @@ impl<O: Observer> Pipeline<O> {
         self.enter(id, Hop::Cpu);
     }
 
-    /// Starts a closed loop of clients at time 0: each sends its first like now, and its next
-    /// one a think time after the last is done (each client drawing from its own streams of
-    /// `seed`, as on the fast path; with `keys`, the key of each like from that popularity).
-    /// Open requests beside it — reads, the neighbours' — come through [`Pipeline::feed`].
-    pub fn start_clients(
-        &mut self,
-        closed: &ClosedLoop,
-        hold: &HoldDist,
-        keys: Option<Zipf<f64>>,
-        seed: u64,
-    ) {
-        self.records_responses = true;
-        self.clients = Some(Clients {
-            count: closed.clients,
-            think: closed.think.clone(),
-            hold: hold.clone(),
-            keys,
-            streams: (0..closed.clients)
-                .map(|id| ClientStreams::new(seed, id))
-                .collect(),
-            needs: DrawNeeds::for_policy(self.config.policy),
-            sent: 0,
-        });
-        for id in 0..closed.clients {
-            self.calendar.schedule(0, Step::Send(id));
-        }
-    }
-
-    /// Runs a closed loop of clients (see [`Pipeline::start_clients`]) to the horizon, with
-    /// no other requests, and returns the results; `progress` hears how many updates were
-    /// sent, now and then.
-    pub fn run_closed(
-        mut self,
-        closed: &ClosedLoop,
-        hold: &HoldDist,
-        keys: Option<Zipf<f64>>,
-        seed: u64,
-        progress: &mut dyn FnMut(u64),
-    ) -> (ShardRun, O) {
-        self.start_clients(closed, hold, keys, seed);
-        let mut reported = 0;
-        while let Some(time) = self.next_time_before_horizon() {
-            self.handle(time);
-            let sent = self.clients.as_ref().map_or(0, |c| c.sent);
-            if sent - reported >= PROGRESS_EVERY {
-                progress(sent - reported);
-                reported = sent;
-            }
-        }
-        let sent = self.clients.as_ref().map_or(0, |c| c.sent);
-        progress(sent - reported);
-        self.finish()
-    }
-
     /// Runs what is left: the events before the horizon, then every update still in flight
     /// (no new one arrives) so that its wait is known. Returns the results and the observer.
     pub fn finish(mut self) -> (ShardRun, O) {
@@ -640,6 +539,7 @@ impl<O: Observer> Pipeline<O> {
     }
 
     /// The job got a connection now: an update asks for its row, a neighbour's request runs.
+    #[inline(always)]
     fn connected(&mut self, id: u32) {
         let job = &mut self.jobs[id as usize];
         job.connected = true;
@@ -681,154 +581,6 @@ impl<O: Observer> Pipeline<O> {
         let job = &mut self.jobs[id as usize];
         job.generation = job.generation.wrapping_add(1);
         self.free_jobs.push(id);
-    }
-
-    /// Handles the next event, due at `time`.
-    fn handle(&mut self, time: SimTime) {
-        self.close_windows_through(time);
-        self.now = time;
-        let step = if self.calendar.next_time() == Some(time) {
-            let step = self.calendar.pop().expect("an event is due").1;
-            if self.stalls.is_some() && self.defer_past_stall(time, step) {
-                return;
-            }
-            step
-        } else {
-            let (_, seq, step) = self.sends.pop_entry().expect("an event is due");
-            if let Step::Deadline(job, generation) = step {
-                self.deadline(job, generation, seq + 1);
-                return;
-            }
-            step
-        };
-        match step {
-            Step::HoldEnd(job) => self.enter(job, self.route.after_hold),
-            Step::CpuEnd(job) => {
-                if let Some(Cores::Fifo(cores)) = self.cores.as_mut()
-                    && let Some(next) = cores.release(&mut self.links)
-                {
-                    self.run_cpu(next);
-                }
-                self.cpu_ended(job);
-            }
-            Step::CpuCheck => self.check_shared_cores(),
-            Step::FlushEnd => self.end_flush(),
-            Step::Send(client) => self.send(client),
-            Step::Retry(index) => self.retry(index),
-            Step::BatchFlush(server) => self.batch_flush(server),
-            Step::Crash(servers) => self.crash(servers),
-            Step::ConnectionEnd(job) => self.connection_end(job),
-            Step::ReadEnd(read) => self.read_end(read),
-            Step::InsertEnd(job) => self.insert_end(job),
-            Step::Reconcile => self.reconcile(),
-            Step::RecountEnd => self.recount_end(),
-            Step::TryRow(job, generation) => self.try_again(job, generation),
-            Step::Deadline(..) => unreachable!("handled above"),
-        }
-    }
-
-    /// Puts `step`, due at `time`, off to the end of the stall covering it, when it is work
-    /// the stalled machine cannot complete; returns whether it did.
-    #[inline(never)]
-    fn defer_past_stall(&mut self, time: SimTime, step: Step) -> bool {
-        let Some(end) = self.stalled_until(time, step) else {
-            return false;
-        };
-        self.calendar.schedule(end, step);
-        true
-    }
-
-    /// When the machine, stalled at `time`, can complete `step`: the end of the stall, for
-    /// work the database finishes (a hold, a CPU slice, a flush, an insert, a read, a
-    /// neighbour's request, a recount); `None` when it is not stalled or `step` is not such
-    /// work.
-    fn stalled_until(&mut self, time: SimTime, step: Step) -> Option<SimTime> {
-        let stalls = self.stalls.as_mut()?;
-        let completes_work = matches!(
-            step,
-            Step::HoldEnd(_)
-                | Step::CpuEnd(_)
-                | Step::FlushEnd
-                | Step::ConnectionEnd(_)
-                | Step::ReadEnd(_)
-                | Step::InsertEnd(_)
-                | Step::RecountEnd
-        );
-        if completes_work {
-            stalls.stalled_until(time)
-        } else {
-            None
-        }
-    }
-
-    /// A closed-loop client's like is done at `at` (answered, or given up): it thinks, then
-    /// sends its next one.
-    pub(super) fn client_done(&mut self, client: u32, at: SimTime) {
-        let Some(clients) = self.clients.as_mut() else {
-            return;
-        };
-        let streams = &mut clients.streams[client as usize];
-        let think = clients.think.sample(&mut streams.thinks);
-        streams.thought = think > 0;
-        let next = at.saturating_add(think);
-        if next < self.config.horizon {
-            self.calendar.schedule(next, Step::Send(client));
-        }
-    }
-
-    /// A closed-loop client sends its next update now.
-    fn send(&mut self, client: u32) {
-        let Some(clients) = self.clients.as_mut() else {
-            return;
-        };
-        clients.sent += 1;
-        let streams = &mut clients.streams[client as usize];
-        let arrival = Arrival {
-            at: self.now,
-            hold: clients.hold.sample(&mut streams.holds),
-            random_bits: if clients.needs.slot_bits {
-                streams.slots.next_u64()
-            } else {
-                0
-            },
-            // A client is a connection: with a likes table each of its likes is another
-            // user's, so its (post, user) rows spread as an open stream's do.
-            user: if self.likes.is_some() {
-                super::rows::mix64(u64::from(client) << 40 ^ clients.sent)
-            } else {
-                u64::from(client)
-            },
-            key: clients
-                .keys
-                .as_ref()
-                .map_or(0, |zipf| zipf.sample(&mut streams.keys) as u32 - 1),
-            endpoint: 0,
-        };
-        let cpu = draw(
-            self.machine.cpu.as_ref().map(|c| &c.demand),
-            &mut streams.cpu,
-        );
-        let overhead = draw(self.machine.overhead.as_ref(), &mut streams.overhead);
-        // After a think time the client's connection sat idle.
-        let idle = streams.thought;
-        let overhead = overhead_for(&self.machine, overhead, &mut streams.idle_overhead, idle);
-        if let Some(ext) = self.ext.as_mut() {
-            // Through the clients' behaviours: its deadline, its retries, the pool.
-            ext.counts.likes += 1;
-            let attempt = Attempt {
-                stored: self.draw_repeat(),
-                client,
-                ..Attempt::first_of(&arrival)
-            };
-            self.dispatch(attempt, arrival.random_bits, (cpu, overhead, idle));
-            return;
-        }
-        let job = Job {
-            client,
-            repeat: self.draw_repeat(),
-            ..Job::new(arrival, Kind::Update)
-        };
-        self.arrive(job, cpu, overhead, idle);
     }
 
     /// How much of `[start, end)` falls in the measured period.

@@ -1,12 +1,66 @@
 //! The stages a job passes through once it has arrived: it asks for a row of its key (or the
 //! next one, skipping locked rows) and takes it or waits; holding it, it enters the machine's
 //! hops — a core, the WAL's flush — and commits; the released row goes to the next waiter,
-//! waking the waiters the database wakes. The calendar loop and the job slab stay in the
-//! pipeline's own module; these handlers schedule their own next steps on its calendar.
+//! waking the waiters the database wakes. The job slab stays in the pipeline's own module;
+//! these handlers schedule their own next steps as [`DatabaseEvent`]s.
 
 use super::*;
 
+/// The database's events on a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DatabaseEvent {
+    /// The job's hold (drawn plus per waiter) ends: it asks for a core.
+    HoldEnd(u32),
+    /// The job's CPU ends: its core goes to the next job; it asks for the flush.
+    CpuEnd(u32),
+    /// Shared cores: the pieces of work done by now end.
+    CpuCheck,
+    /// The running flush ends: the commits it covers are done.
+    FlushEnd,
+    /// A skip-locked update (of this generation of its slot) tries its next row.
+    TryRow(u32, u32),
+}
+
+impl DatabaseEvent {
+    /// Whether the database completes work at this event (a stall puts it off): a hold, a
+    /// CPU slice or a flush ends; not a check of the shared cores, nor a try.
+    pub(super) fn completes_work(self) -> bool {
+        matches!(
+            self,
+            DatabaseEvent::HoldEnd(_) | DatabaseEvent::CpuEnd(_) | DatabaseEvent::FlushEnd
+        )
+    }
+}
+
 impl<O: Observer> Pipeline<O> {
+    /// Handles one of the database's events.
+    #[inline]
+    pub(super) fn on_database(&mut self, event: DatabaseEvent) {
+        match event {
+            DatabaseEvent::HoldEnd(job) => self.enter(job, self.route.after_hold),
+            DatabaseEvent::CpuEnd(job) => self.cpu_end(job),
+            DatabaseEvent::CpuCheck => self.check_shared_cores(),
+            DatabaseEvent::FlushEnd => self.end_flush(),
+            DatabaseEvent::TryRow(job, generation) => self.try_again(job, generation),
+        }
+    }
+
+    /// Puts one of the database's events on the calendar.
+    #[inline(always)]
+    fn schedule_database(&mut self, at: SimTime, event: DatabaseEvent) {
+        self.calendar.schedule(at, Step::Database(event));
+    }
+
+    /// A job's CPU on a first-come-first-served core ends: the core goes to the next job in
+    /// line, and the job goes on.
+    fn cpu_end(&mut self, job: u32) {
+        if let Some(Cores::Fifo(cores)) = self.cores.as_mut()
+            && let Some(next) = cores.release(&mut self.links)
+        {
+            self.run_cpu(next);
+        }
+        self.cpu_ended(job);
+    }
     /// The update asks for a row of its key (the one chosen at its send, if it was).
     pub(super) fn request_row(&mut self, id: u32) {
         let Job { arrival, row, .. } = self.jobs[id as usize];
@@ -72,13 +126,12 @@ impl<O: Observer> Pipeline<O> {
             .now
             .saturating_add(self.config.skip_locked.try_ns)
             .saturating_add(job.overhead);
-        self.calendar
-            .schedule(next, Step::TryRow(id, job.generation));
+        self.schedule_database(next, DatabaseEvent::TryRow(id, job.generation));
     }
 
     /// A skip-locked update's next try is due, or its wait for the last row it tried (unless
     /// its client gave up on it meanwhile).
-    pub(super) fn try_again(&mut self, id: u32, generation: u32) {
+    fn try_again(&mut self, id: u32, generation: u32) {
         let job = self.jobs[id as usize];
         if job.generation == generation && job.stage == Stage::Trying {
             self.request_row(id);
@@ -148,12 +201,11 @@ impl<O: Observer> Pipeline<O> {
             .hold
             .saturating_add(self.machine.per_waiter.saturating_mul(u64::from(waiters)))
             .saturating_add(wake);
-        self.calendar
-            .schedule(now.saturating_add(hold), Step::HoldEnd(id));
+        self.schedule_database(now.saturating_add(hold), DatabaseEvent::HoldEnd(id));
     }
 
     /// The job goes on to `hop`: it asks for a core or the flush, or commits.
-    #[inline]
+    #[inline(always)]
     pub(super) fn enter(&mut self, job: u32, hop: Hop) {
         match hop {
             Hop::Cpu => match self.cores.as_mut().expect("a CPU stage has cores") {
@@ -188,7 +240,7 @@ impl<O: Observer> Pipeline<O> {
     pub(super) fn run_cpu(&mut self, job: u32) {
         let end = self.now.saturating_add(self.cpu_demand(job));
         self.figures.cpu_busy_ns += self.measured_overlap(self.now, end);
-        self.calendar.schedule(end, Step::CpuEnd(job));
+        self.schedule_database(end, DatabaseEvent::CpuEnd(job));
     }
 
     /// The job joins the work sharing the cores from now.
@@ -208,12 +260,12 @@ impl<O: Observer> Pipeline<O> {
     fn shared_cores_moved(&mut self, since: SimTime, busy: u32, check: Option<SimTime>) {
         self.figures.cpu_busy_ns += self.measured_overlap(since, self.now) * u128::from(busy);
         if let Some(at) = check {
-            self.calendar.schedule(at, Step::CpuCheck);
+            self.schedule_database(at, DatabaseEvent::CpuCheck);
         }
     }
 
     /// A check of the shared cores: the pieces done by now end, in the order they finished.
-    pub(super) fn check_shared_cores(&mut self) {
+    fn check_shared_cores(&mut self) {
         let now = self.now;
         let mut done = std::mem::take(&mut self.cpu_done);
         let Some(Cores::Shared(cores)) = self.cores.as_mut() else {
@@ -289,19 +341,19 @@ impl<O: Observer> Pipeline<O> {
             ..Job::new(arrival, Kind::FlushWrite)
         });
         // The leader asks for a core once it is awake (a hold's end asks for one).
-        self.calendar.schedule(start, Step::HoldEnd(id));
+        self.schedule_database(start, DatabaseEvent::HoldEnd(id));
     }
 
     /// The flush's write runs from `start`.
     pub(super) fn write_flush(&mut self, start: SimTime) {
         let end = start.saturating_add(self.machine.wal.map_or(0, |wal| wal.flush));
         self.figures.wal_busy_ns += self.measured_overlap(start, end);
-        self.calendar.schedule(end, Step::FlushEnd);
+        self.schedule_database(end, DatabaseEvent::FlushEnd);
     }
 
     /// The running flush ended: every commit it covers is done, and the next flush starts if
     /// commits are waiting.
-    pub(super) fn end_flush(&mut self) {
+    fn end_flush(&mut self) {
         let Some(wal) = self.wal.as_mut() else {
             return;
         };
