@@ -44,10 +44,10 @@ pub const QUEUED_BYTES: u64 = 48;
 /// heap that may have doubled. [`QUEUED_BYTES`], which sets the queue's limit, allows for more.
 const EXACT_QUEUED_BYTES: u64 = 16;
 /// Bytes one queued request keeps resident on the pipeline: its job (120 bytes), links (8)
-/// and two calendar entries (24 each). [`PIPELINE_QUEUED_BYTES`] allows for the doubling of
+/// and two calendar entries (32 each: a time, a place and the event). [`PIPELINE_QUEUED_BYTES`] allows for the doubling of
 /// their vectors as well, whose spare half stays untouched, so not resident (measured: 355,000
 /// queued by the retry storm take about 50 MB).
-const PIPELINE_RESIDENT_BYTES: u64 = 176;
+const PIPELINE_RESIDENT_BYTES: u64 = 192;
 /// Bytes two regions keep besides for each update still queued: its commit waiting to be
 /// copied (in an ordered map and a log; measured: 25 MB for 250,000 queued).
 const REGION_QUEUED_BYTES: u64 = 112;
@@ -57,8 +57,8 @@ const PENDING_COPY_BYTES: u64 = 64;
 
 /// Bytes one queued request takes on the event-driven pipeline: its job (120 bytes) and links
 /// (8), allowing for the slab's doubling, and its calendar entries (an event and a deadline,
-/// 24 each).
-pub const PIPELINE_QUEUED_BYTES: u64 = 304;
+/// 32 each).
+pub const PIPELINE_QUEUED_BYTES: u64 = 320;
 /// Bytes the pipeline may keep per arrival for the waits of windows with an update still
 /// waiting (at worst every arrival since the queue last drained), allowing for doubling.
 const LATE_WAIT_BYTES: u64 = 16;

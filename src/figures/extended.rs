@@ -4,6 +4,7 @@
 
 use crate::model::{ExtendedRun, ShardRun};
 use crate::scenario::Scenario;
+use crate::stats::replications::mean_by;
 use crate::stats::{WaitStats, WaitSummary};
 
 /// What clients experienced (means over replications; whole simulated period).
@@ -131,9 +132,9 @@ pub fn summarize_extended(scenario: &Scenario, runs: &[ShardRun]) -> Option<Exte
     })
 }
 
-/// The mean over the replications of `value` (of those that have it).
+/// The mean over the replications of `value`, a replication without it counting 0.
 fn mean_over(extended: &[&ExtendedRun], value: impl Fn(&ExtendedRun) -> Option<f64>) -> f64 {
-    extended.iter().filter_map(|run| value(run)).sum::<f64>() / extended.len() as f64
+    mean_by(extended, |run| value(run).unwrap_or(0.0))
 }
 
 /// Timeouts and retries, averaged over the replications.

@@ -300,18 +300,16 @@ fn machine_summary(scenario: &Scenario, runs: &[ShardRun]) -> Option<MachineSumm
 
 /// The stalls' figures over replications, when the machine stalls.
 fn stall_summary(machines: &[&crate::model::MachineRun]) -> Option<StallSummary> {
-    let count = machines.len() as f64;
-    let mut sums = (0.0, 0.0, 0.0);
-    for machine in machines {
-        let figures = machine.stalls?;
-        sums.0 += figures.stalls as f64;
-        sums.1 += crate::time::ns_to_s(figures.stalled_ns);
-        sums.2 += machine.wait_p99_without_stalls_ns? as f64;
-    }
+    let stalled = machines
+        .iter()
+        .map(|machine| Some((machine.stalls?, machine.wait_p99_without_stalls_ns?)))
+        .collect::<Option<Vec<_>>>()?;
     Some(StallSummary {
-        stalls: sums.0 / count,
-        stalled_s: sums.1 / count,
-        wait_p99_without_ns: sums.2 / count,
+        stalls: mean_by(&stalled, |(figures, _)| figures.stalls as f64),
+        stalled_s: mean_by(&stalled, |(figures, _)| {
+            crate::time::ns_to_s(figures.stalled_ns)
+        }),
+        wait_p99_without_ns: mean_by(&stalled, |&(_, p99)| p99 as f64),
     })
 }
 
