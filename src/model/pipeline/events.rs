@@ -97,4 +97,36 @@ mod tests {
         // entry at 32 bytes.
         assert!(std::mem::size_of::<(SimTime, u64, Step)>() <= 32);
     }
+
+    #[test]
+    fn only_work_the_database_completes_waits_out_a_stall() {
+        let work = [
+            Step::Database(DatabaseEvent::HoldEnd(0)),
+            Step::Database(DatabaseEvent::CpuEnd(0)),
+            Step::Database(DatabaseEvent::FlushEnd),
+            Step::Likes(LikesEvent::InsertEnd(0)),
+            Step::Likes(LikesEvent::RecountEnd),
+            Step::Neighbour(NeighbourEvent::Done(0)),
+            Step::Read(ReadEvent::Done(0)),
+        ];
+        let not_work = [
+            Step::Database(DatabaseEvent::CpuCheck),
+            Step::Database(DatabaseEvent::TryRow(0, 0)),
+            Step::Client(ClientEvent::Send(0)),
+            Step::Client(ClientEvent::Deadline(0, 0)),
+            Step::Client(ClientEvent::Retry(0)),
+            Step::Batching(BatchingEvent::Flush(0)),
+            Step::Batching(BatchingEvent::Crash(0)),
+            Step::Likes(LikesEvent::Reconcile),
+        ];
+        for step in work {
+            assert!(step.completes_work(), "{step:?} is the database's work");
+        }
+        for step in not_work {
+            assert!(
+                !step.completes_work(),
+                "{step:?} is not the database's work"
+            );
+        }
+    }
 }
