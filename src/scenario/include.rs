@@ -294,15 +294,18 @@ mod tests {
     use super::*;
     use crate::scenario::{Overrides, Scenario};
 
+    /// A folder holding `calibration` as `calibration.toml`, and the path of a scenario beside
+    /// it (the folder lives as long as the returned guard).
+    fn beside_calibration(calibration: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calibration.toml"), calibration).unwrap();
+        let scenario = dir.path().join("s.toml");
+        (dir, scenario)
+    }
+
     #[test]
     fn a_calibrations_warnings_are_validates_and_not_the_scenarios() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("calibration.toml"),
-            "warnings = [\"moved\"]\n\n[hold]\nms = 0.05\n",
-        )
-        .unwrap();
-        let scenario = dir.path().join("s.toml");
+        let (_dir, scenario) = beside_calibration("warnings = [\"moved\"]\n\n[hold]\nms = 0.05\n");
         let text = "include = \"calibration.toml\"\nshards = [1]\n";
         let merged = merged(&scenario, text, None, 1.0).unwrap();
         let table: Table = merged.text.parse().unwrap();
@@ -312,13 +315,9 @@ mod tests {
 
     #[test]
     fn the_scenarios_own_fields_win_and_tables_merge() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("calibration.toml"),
+        let (dir, scenario) = beside_calibration(
             "[hold]\nms = 0.05\nper_waiter_ms = 0.004\n[machine]\ncores = 2\n[machine.cpu]\nms = 0.1\n",
-        )
-        .unwrap();
-        let scenario = dir.path().join("s.toml");
+        );
         let text = "include = \"calibration.toml\"\nshards = [1]\n[hold]\nms = 1\n";
         let merged = merged(&scenario, text, None, 1.0).unwrap();
         let table: Table = merged.text.parse().unwrap();
