@@ -18,7 +18,7 @@
 //! holds for `earliest-free` only, see docs/model.md), so no shard count is skipped for it.
 
 use crate::error::InputError;
-use crate::figures::summarize;
+use crate::figures::summarize_each;
 use crate::figures::{
     NEAR_CEILING, Recommendation, SummaryRow, Verdict, remedy, static_ceiling_per_s,
 };
@@ -26,6 +26,7 @@ use crate::model::{NoEvents, Policy, Rows};
 use crate::report::grid::{ConfigBlock, sweep_line};
 use crate::scenario::grid::Configuration;
 use crate::scenario::{ArrivalPlan, Scenario, Variant};
+use crate::stability::StabilitySettings;
 use crate::sweep::{self, NoProgress};
 
 /// Whether a configuration's answer can be found without simulating every shard count: an
@@ -240,7 +241,7 @@ fn variants_of(searches: &[PolicySearch], rounds: &[Vec<u32>]) -> Vec<Variant> {
 fn simulate(scenario: &Scenario, variants: &[Variant]) -> Result<Vec<SummaryRow>, InputError> {
     let observers = vec![NoEvents; variants.len()];
     let (runs, _) = sweep::run_replications_of(scenario, variants, observers, &NoProgress)?;
-    Ok(runs.iter().map(|reps| summarize(scenario, reps)).collect())
+    summarize_each(scenario, &runs, &StabilitySettings::default())
 }
 
 /// What would help when a policy meets no target: judged, as for a run of every shard count,

@@ -13,6 +13,7 @@ use crate::error::{InputError, clip};
 use crate::figures::columns::Feature;
 use crate::figures::record::SummaryRecord;
 use crate::scenario::file::CheckTable;
+use crate::stability::Stability;
 
 /// Default relative tolerance.
 pub const DEFAULT_REL: f64 = 0.05;
@@ -321,15 +322,25 @@ impl Columns {
             let value = if text.is_empty() {
                 None
             } else {
-                let number = text.parse::<f64>().ok().filter(|v| v.is_finite());
+                let number = match column {
+                    // A stability is compared by its rank: stable, metastable, collapsed.
+                    "stability" => Stability::from_name(text).map(|s| f64::from(s.rank())),
+                    _ => text.parse::<f64>().ok().filter(|v| v.is_finite()),
+                };
                 Some(number.ok_or_else(|| {
                     InputError::trace(
                         path,
                         line,
-                        format!(
-                            "{column} {:?} is not a finite number (an undefined figure is an empty cell)",
-                            clip(text)
-                        ),
+                        match column {
+                            "stability" => format!(
+                                "stability {:?} is not one of stable, metastable, collapsed",
+                                clip(text)
+                            ),
+                            _ => format!(
+                                "{column} {:?} is not a finite number (an undefined figure is an empty cell)",
+                                clip(text)
+                            ),
+                        },
                     )
                 })?)
             };
@@ -579,6 +590,7 @@ mod tests {
             "policy" => "random".to_owned(),
             "shards" => "4".to_owned(),
             "wait_p99_ms" => "7.5".to_owned(),
+            "stability" => "stable".to_owned(),
             _ => "1".to_owned(),
         };
         let swept = vec!["hold.ms".to_owned()];

@@ -305,6 +305,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "U", value_parser = values::utilization)]
     pub(crate) max_utilization: Option<f64>,
 
+    /// Pool sizes to plan for, comma-separated (e.g. 16,32,64): the scenario's `[pool] size`
+    /// replaced by each in turn (a pool added when it has none). Where a database makes every
+    /// commit dearer with more waiters, a smaller pool can need fewer rows.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = values::pool_size)]
+    pub(crate) pool: Option<Vec<u32>>,
+
     /// The largest shard count to consider (1 to 1048576).
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = values::shard_count)]
     pub(crate) max_shards: u32,

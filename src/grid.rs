@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use crate::answer;
 use crate::error::{Failed, InputError};
-use crate::figures::summarize;
+use crate::figures::summarize_each;
 use crate::model::NoEvents;
 use crate::output::Staging;
 use crate::partition::{self, Manifest, Partition};
@@ -20,6 +20,7 @@ use crate::report::chart;
 use crate::report::grid::{self as grid_report, ConfigBlock};
 use crate::scenario::Scenario;
 use crate::scenario::grid::{Configuration, Grid};
+use crate::stability::StabilitySettings;
 use crate::sweep::{self, NoProgress};
 
 /// What a grid run needs besides its grid.
@@ -307,7 +308,7 @@ fn simulate(grid: &Grid, configuration: &Configuration) -> Result<ConfigBlock, I
     let scenario = &configuration.scenario;
     let observers = vec![NoEvents; scenario.variants().len()];
     let (runs, _) = sweep::run_replications(scenario, observers, &NoProgress)?;
-    Ok(block_of(grid, configuration, runs))
+    block_of(grid, configuration, runs)
 }
 
 /// A configuration's block from its runs (per shard count, its replications in order; each
@@ -316,21 +317,21 @@ pub(crate) fn block_of(
     grid: &Grid,
     configuration: &Configuration,
     runs: Vec<Vec<crate::model::ShardRun>>,
-) -> ConfigBlock {
+) -> Result<ConfigBlock, InputError> {
     let scenario = &configuration.scenario;
-    let rows: Vec<_> = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    let rows = summarize_each(scenario, &runs, &StabilitySettings::default())?;
     let first: Vec<_> = runs
         .into_iter()
         .map(|mut reps| reps.swap_remove(0))
         .collect();
-    grid_report::config_block(
+    Ok(grid_report::config_block(
         configuration.index,
         &grid.fields,
         &configuration.values,
         scenario,
         &rows,
         &first,
-    )
+    ))
 }
 
 /// The manifest's fields every slice of the run shares.

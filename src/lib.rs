@@ -15,6 +15,8 @@
 //! - [`plan`]: the smallest shard count that meets a target at the peak;
 //! - [`check`]: a summary against a committed baseline (regression gates);
 //! - [`budget`]: what a run will cost in memory and work, checked before it starts;
+//! - [`stability`]: metastable points — whether a stream that keeps up from empty recovers
+//!   from a stall or a burst — and each shard count's advertised and hidden capacity;
 //! - [`sweep`]: every shard count fed the same arrival stream (common random numbers), in parallel;
 //! - [`grid`] and [`partition`]: a `[sweep]` grid's configurations run in parallel, split into
 //!   slices for a job array and merged back;
@@ -66,6 +68,7 @@ pub mod plan;
 pub mod progress;
 pub mod report;
 pub mod scenario;
+pub mod stability;
 pub mod stats;
 pub mod stdout;
 pub mod sweep;

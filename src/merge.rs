@@ -292,7 +292,7 @@ fn summarise(
             runs[index].push(run);
         }
     }
-    Ok(crate::grid::block_of(grid, config, runs))
+    Ok(crate::grid::block_of(grid, config, runs)?)
 }
 
 /// Writes a partial merge: the finished configurations' rows to `blocks.jsonl`, the units of

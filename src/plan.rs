@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 
 use crate::budget::MAX_REQUESTS;
 use crate::error::InputError;
-use crate::figures::{SummaryRow, summarize};
+use crate::figures::{SummaryRow, summarize_each};
 use crate::model::Policy;
 use crate::model::hold::HoldDist;
 use crate::scenario::{ArrivalPlan, Scenario, Slo};
+use crate::stability::StabilitySettings;
 use crate::sweep::{self, NoProgress};
 use crate::theory;
 use crate::time::s_f64_to_ns;
@@ -142,6 +143,8 @@ pub struct Plan {
     pub(crate) policy: Policy,
     /// The what-if traffic scale planned for (1: the scenario's traffic as given).
     pub(crate) traffic: f64,
+    /// The connection pool's size planned for (`None`: the scenario has no pool).
+    pub(crate) pool: Option<u32>,
     /// The targets.
     pub(crate) targets: Slo,
     /// How the peak was simulated.
@@ -304,6 +307,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         machine_words: machine_words(base.machine()),
         policy: base.policies()[0],
         traffic: base.traffic().scale,
+        pool: base.features().pool.as_ref().map(|pool| pool.size),
         targets,
         settings,
         answer,
@@ -464,9 +468,8 @@ pub fn evaluate_at(
 
 fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, InputError> {
     let scenario = peak.with_shards(vec![shards]);
-    let (mut runs, _) =
-        sweep::run_replications(&scenario, vec![crate::model::NoEvents], &NoProgress)?;
-    let row = summarize(&scenario, &runs.remove(0));
+    let (runs, _) = sweep::run_replications(&scenario, vec![crate::model::NoEvents], &NoProgress)?;
+    let row = summarize_each(&scenario, &runs, &StabilitySettings::default())?.remove(0);
     Ok(Evaluation {
         meets: row.meets(targets),
         theory: exact_theory(peak, shards),

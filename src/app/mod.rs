@@ -15,7 +15,7 @@ use crate::cli::{
 };
 use crate::error::{Failed, InputError, IoFailure};
 use crate::events::{self, EventLog};
-use crate::figures::{SummaryRow, by_policy, summarize};
+use crate::figures::{SummaryRow, by_policy, summarize_each};
 use crate::model::{NoEvents, ShardRun};
 use crate::output::{Staging, write_file};
 use crate::partition::Partition;
@@ -24,6 +24,7 @@ use crate::progress::ProgressBars;
 use crate::report::{self, chart, csv, json, terminal};
 use crate::scenario::grid::Grid;
 use crate::scenario::{MAX_HOLD_MS, MAX_RATE_PER_S, Overrides, Scenario, Slo};
+use crate::stability::StabilitySettings;
 use crate::sweep::{self, SweepProgress};
 use crate::time::ms_f64_to_ns;
 
@@ -88,6 +89,7 @@ pub(super) fn overrides_at(
         calibration: flags.calibration.clone(),
         traffic,
         calibration_scale: None,
+        pool: None,
     }
 }
 
@@ -158,7 +160,7 @@ pub(super) fn simulate_quietly(
     });
     bars.finish();
     let (runs, _) = result?;
-    let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    let rows = pool.install(|| summarize_each(scenario, &runs, &StabilitySettings::default()))?;
     Ok(Simulated {
         runs,
         rows,

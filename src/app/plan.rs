@@ -61,14 +61,26 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
         max_shards: args.max_shards,
     };
     let mut out_dir = args.out.clone();
-    for level in &levels {
+    let pools = pool_sizes(args)?;
+    for (level, pool_size) in levels
+        .iter()
+        .flat_map(|level| pools.iter().map(move |size| (level, size)))
+    {
         let mut flags_overrides = overrides_at(None, &args.flags, *level);
         flags_overrides.replications = None;
+        flags_overrides.pool = *pool_size;
         let grid = plan_scenario(args, &flags_overrides)?;
         if grid.is_sweep() && levels.len() > 1 {
             return Err(InputError::flag(
                 "--traffic",
                 "plan answers one traffic level per configuration of a [sweep]: sweep \"arrivals.scale\" instead",
+            )
+            .into());
+        }
+        if grid.is_sweep() && pools.len() > 1 {
+            return Err(InputError::flag(
+                "--pool",
+                "plan answers one pool size per configuration of a [sweep]: sweep \"pool.size\" instead",
             )
             .into());
         }
@@ -108,6 +120,22 @@ fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
     }
     planned.out_dir = out_dir.expect("at least one traffic level");
     Ok(planned)
+}
+
+/// The pool sizes `plan` answers for: each of `--pool`, else the scenario's own (`None`).
+fn pool_sizes(args: &PlanArgs) -> Result<Vec<Option<u32>>, InputError> {
+    let Some(sizes) = &args.pool else {
+        return Ok(vec![None]);
+    };
+    for (i, size) in sizes.iter().enumerate() {
+        if sizes[..i].contains(size) {
+            return Err(InputError::flag(
+                "--pool",
+                format!("lists {size} twice: give each pool size once"),
+            ));
+        }
+    }
+    Ok(sizes.iter().map(|&size| Some(size)).collect())
 }
 
 /// The scenario's configurations with every time of its calibration at the slow and at the

@@ -137,7 +137,7 @@ fn spread_recommendations(
             &sweep::NoProgress,
         )?
         .0;
-        let rows: Vec<_> = runs.iter().map(|reps| summarize(&end, reps)).collect();
+        let rows = summarize_each(&end, &runs, &StabilitySettings::default())?;
         Ok(recommended(&end, &rows))
     };
     let (slow, fast) = (at(spread.slower)?, at(spread.faster)?);
@@ -360,7 +360,7 @@ pub(super) fn simulate(
         )?
         .0
     };
-    let rows = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    let rows = summarize_each(scenario, &runs, &StabilitySettings::default())?;
     Ok(Simulated {
         runs,
         rows,

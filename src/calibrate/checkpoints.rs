@@ -205,6 +205,10 @@ impl FittedStalls {
             every_s: 1.0 / total,
             median_ms: mu.exp(),
             p99_ms: (mu + super::stalls::Z_99 * var.sqrt()).exp(),
+            longest_ms: lengths
+                .iter()
+                .copied()
+                .fold(stalls.as_ref().map_or(0.0, |s| s.longest_ms), f64::max),
             checkpoints: Some((lengths.len() as u64, interval_s)),
         })
     }
@@ -358,6 +362,7 @@ mod tests {
             every_s: 2.0,
             median_ms: 3.0,
             p99_ms: 10.0,
+            longest_ms: 12.0,
             checkpoints: None,
         };
         let evidence = ServerCheckpoints {

@@ -103,6 +103,22 @@ impl ClientTally {
 
 /// Runs `load` and measures it.
 pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailure> {
+    run_with_burst(target, load, seed, 0)
+}
+
+/// Runs an open stream `load` started with a burst — as many sends at its first instant as
+/// it has connections, so every connection is busy at once — and measures it.
+pub fn run_from_burst(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailure> {
+    run_with_burst(target, load, seed, load.clients)
+}
+
+/// Runs `load`, an open stream's first `burst` sends at its start, and measures it.
+fn run_with_burst(
+    target: &Target,
+    load: &Load,
+    seed: u64,
+    burst: u32,
+) -> Result<Measured, DbFailure> {
     let mut control = target.connect()?;
     control.settle();
     let syncs_before = control.log_flushes();
@@ -111,7 +127,7 @@ pub fn run(target: &Target, load: &Load, seed: u64) -> Result<Measured, DbFailur
         .collect::<Result<_, _>>()?;
     let barrier = Barrier::new(clients.len());
     let started = Mutex::new(None::<Instant>);
-    let sends = Sends::new(load, seed);
+    let sends = Sends::new(load, seed, burst);
     // An update still running at the end is counted in the timeline's last bucket.
     let timeline = Timeline::new(load.warmup + load.duration);
     // Each connection comes back with its tally and is closed only when every client is
@@ -224,30 +240,43 @@ pub fn median_p99(windows: &[Histogram<u32>]) -> Option<u64> {
 }
 
 /// An open stream's Poisson sends, drawn as its connections take them (memory does not grow
-/// with the rate). A closed loop has none.
+/// with the rate), after a burst of sends at its start. A closed loop has none.
 struct Sends {
-    /// The rate a second, and the next send's time with the generator, for an open stream.
-    next: Option<(f64, Mutex<(Duration, SmallRng)>)>,
+    /// The rate a second, and the next send's time with the generator and the burst's sends
+    /// still to take, for an open stream.
+    next: Option<(f64, Mutex<NextSend>)>,
+}
+
+/// The next send of an open stream.
+struct NextSend {
+    at: Duration,
+    rng: SmallRng,
+    burst: u32,
 }
 
 impl Sends {
-    fn new(load: &Load, seed: u64) -> Sends {
+    fn new(load: &Load, seed: u64, burst: u32) -> Sends {
         Sends {
             next: load.rate_per_s.map(|rate| {
                 let mut rng = SmallRng::seed_from_u64(seed);
-                let first = gap(&mut rng, rate);
-                (rate, Mutex::new((first, rng)))
+                let at = gap(&mut rng, rate);
+                (rate, Mutex::new(NextSend { at, rng, burst }))
             }),
         }
     }
 
-    /// The time of the next send (for an open stream).
+    /// The time of the next send (for an open stream): a burst's at the start, then the
+    /// stream's.
     fn take(&self) -> Option<Duration> {
         let (rate, next) = self.next.as_ref()?;
         let mut next = next.lock().expect("a sender does not panic");
-        let at = next.0;
-        let step = gap(&mut next.1, *rate);
-        next.0 = at + step;
+        if next.burst > 0 {
+            next.burst -= 1;
+            return Some(Duration::ZERO);
+        }
+        let at = next.at;
+        let step = gap(&mut next.rng, *rate);
+        next.at = at + step;
         Some(at)
     }
 }

@@ -65,6 +65,15 @@ const STALLED_TAIL: f64 = 20.0;
 /// fitted after the rest ([`fit::fit_herd`]).
 pub const HERD_CLIENTS: u32 = validate::OPEN_CONNECTIONS;
 
+/// Rows of the full pool's run: a few, so the most connections pile many waiters on each.
+const FULL_POOL_ROWS: u32 = 4;
+/// The full pool's rate over the best closed loop measured on its rows: above what a full
+/// pool commits, so every connection stays busy while it is measured.
+const FULL_POOL_OVERLOAD: f64 = 1.25;
+
+/// Simulated seconds of the fitted full pool in `calibration.csv`.
+const FULL_POOL_PREDICTED_S: f64 = 2.0;
+
 /// What `calibrate` measures.
 #[derive(Debug, Clone)]
 pub struct Design {
@@ -102,6 +111,9 @@ pub enum RunKind {
     Closed,
     /// An open stream.
     Open,
+    /// The full pool: an open stream over a few rows started with a burst, above what they
+    /// commit with every connection busy.
+    FullPool,
     /// The busiest closed loop measured again at the end.
     Again,
 }
@@ -112,6 +124,7 @@ impl RunKind {
         match self {
             RunKind::Closed => "closed",
             RunKind::Open => "open",
+            RunKind::FullPool => "full-pool",
             RunKind::Again => "again",
         }
     }
@@ -134,6 +147,8 @@ pub struct Calibration {
     /// The busiest closed loop measured again after the open streams ([`Design::again`]),
     /// fitted with the rest: how far the database moves by itself.
     pub(crate) again: Option<CalibrationRun>,
+    /// The full pool ([`Design::full_pool`]), which the extra hold per waiter is fitted to.
+    pub(crate) full_pool: Option<CalibrationRun>,
     /// The stalls seen in every run's measured seconds, fitted (`None`: none seen).
     pub(crate) stalls: Option<FittedStalls>,
     /// How much slower or faster than fitted the database could have been ([`spread`]).
@@ -317,6 +332,33 @@ impl Design {
         [load(light), load((light * heavy).sqrt()), load(heavy)]
     }
 
+    /// The full pool: an open stream over [`FULL_POOL_ROWS`] rows (at most the design's)
+    /// through [`HERD_CLIENTS`] connections, started with a burst that fills them, at
+    /// [`FULL_POOL_OVERLOAD`] times the best throughput `closed` measured on those rows (on
+    /// one row times the rows, when none measured them).
+    pub fn full_pool(&self, loads: &[Load], closed: &[Measured]) -> Load {
+        let rows = FULL_POOL_ROWS.min(self.max_rows).max(1);
+        let best = |rows: u32| {
+            loads
+                .iter()
+                .zip(closed)
+                .filter(|(load, _)| load.rows == rows)
+                .map(|(_, measured)| measured.tps)
+                .fold(0.0_f64, f64::max)
+        };
+        let measured = match best(rows) {
+            tps if tps > 0.0 => tps,
+            _ => best(1) * f64::from(rows),
+        };
+        Load {
+            rows,
+            clients: HERD_CLIENTS,
+            rate_per_s: Some(FULL_POOL_OVERLOAD * measured.max(1.0)),
+            warmup: Duration::from_secs_f64(WARMUP_S),
+            duration: Duration::from_secs_f64(self.duration_s),
+        }
+    }
+
     /// The middle row counts' runs in words (none when `max_rows` is 4 or fewer).
     fn middle_rows(&self) -> String {
         let most = self.clients.iter().copied().max().unwrap_or(1);
@@ -339,13 +381,13 @@ impl Design {
 
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
-        let closed = self.loads().len() + 1;
+        let closed = self.loads().len() + 2;
         let runs = closed + OPEN_STREAMS;
         let seconds = closed as f64 * (self.duration_s + WARMUP_S)
             + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
         let again = self.again();
         format!(
-            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself); about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself), then the full pool ({} rows through {} connections from a burst, above what they commit); about {:.0} s of load, then the fit",
             runs,
             WARMUP_S,
             self.duration_s,
@@ -367,6 +409,8 @@ impl Design {
             OPEN_RUNS_LONG * self.duration_s,
             again.rows,
             again.clients,
+            FULL_POOL_ROWS.min(self.max_rows).max(1),
+            HERD_CLIENTS,
             seconds
         )
     }
@@ -418,6 +462,11 @@ pub fn calibrate(
         None => stalls,
     };
     let again = run(runs.again);
+    let full_pool = CalibrationRun {
+        fitted: machine.simulate_full_pool(&open_stream(&runs.full_pool.0), FULL_POOL_PREDICTED_S),
+        load: runs.full_pool.0,
+        measured: runs.full_pool.1,
+    };
     let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
     Ok(Calibration {
         server: target.shown().to_owned(),
@@ -426,6 +475,7 @@ pub fn calibrate(
         runs,
         load_notice,
         again: Some(again),
+        full_pool: Some(full_pool),
         stalls,
         spread,
         checkpoints,
@@ -480,6 +530,8 @@ struct Runs {
     open: Vec<(Load, Measured)>,
     /// The first closed loop measured again at the end.
     again: (Load, Measured),
+    /// The full pool ([`Design::full_pool`]).
+    full_pool: (Load, Measured),
 }
 
 impl Runs {
@@ -500,7 +552,7 @@ fn measure_all(
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Runs, DbFailure> {
     let loads = design.loads();
-    let total = loads.len() + OPEN_STREAMS + 1;
+    let total = loads.len() + OPEN_STREAMS + 2;
     let mut measured = Vec::with_capacity(loads.len());
     for (index, load) in loads.iter().enumerate() {
         progress(&format!(
@@ -524,14 +576,26 @@ fn measure_all(
     }
     let again = design.again();
     progress(&format!(
-        "measuring run {total}/{total}: {} again (how far the database moves by itself)",
+        "measuring run {}/{total}: {} again (how far the database moves by itself)",
+        total - 1,
         closed_loop(&again)
     ));
-    let again_measured = load::run(target, &again, 7 + total as u64)?;
+    let again_measured = load::run(target, &again, 7 + total as u64 - 1)?;
+    // Last: a collapsed stream leaves the database behind (row versions, a long queue of
+    // sessions), which no other run should inherit.
+    let full_pool = design.full_pool(&loads, &measured);
+    progress(&format!(
+        "measuring run {total}/{total}: the full pool, {:.0}/s over {} through {} connections, from a burst",
+        full_pool.rate_per_s.unwrap_or_default(),
+        crate::units::plural(u64::from(full_pool.rows), "row"),
+        full_pool.clients
+    ));
+    let full_pool_measured = load::run_from_burst(target, &full_pool, 7 + total as u64)?;
     Ok(Runs {
         closed: loads.into_iter().zip(measured).collect(),
         open: open_loads.into_iter().zip(open_measured).collect(),
         again: (again, again_measured),
+        full_pool: (full_pool, full_pool_measured),
     })
 }
 
@@ -539,11 +603,11 @@ fn measure_all(
 /// measured twice fitted twice, so the fit sits between its two measurements), the herd to the
 /// loops with more clients than the design's, the page's scan to every closed loop, then the
 /// idle connection's cost to the open streams (the cores fitted both ways:
-/// [`fit::fit_closed_loops`]).
+/// [`fit::fit_closed_loops`]), and last the extra hold per waiter to the full pool.
 fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
-    let observations = runs.closed_observations(durable);
-    let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = observations
-        .into_iter()
+    let closed = runs.closed_observations(durable);
+    let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = closed
+        .iter()
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
     let machine = fit::fit_closed_loops(&observations, &herd_runs, design.cores, durable);
     let streams: Vec<(OpenStream, Observation)> = runs
@@ -551,7 +615,10 @@ fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
         .iter()
         .map(|(load, m)| (open_stream(load), observation(load, m, durable)))
         .collect();
-    fit::fit_idle(&machine, &streams)
+    let machine = fit::fit_idle(&machine, &streams);
+    let (load, measured) = &runs.full_pool;
+    let full_pool = observation(load, measured, durable);
+    fit::fit_full_pool(&machine, &open_stream(load), &full_pool, &closed)
 }
 
 /// A closed loop in words: "64 rows, 32 clients".
@@ -656,8 +723,8 @@ fn comment(text: &str) -> String {
 }
 
 impl Calibration {
-    /// Every run in the order it was measured — the closed loops, the open streams, then the
-    /// busiest closed loop again — each with its kind.
+    /// Every run — the closed loops, the open streams, the full pool, then the busiest closed
+    /// loop again (measured before the full pool) — each with its kind.
     pub fn every_run(&self) -> impl Iterator<Item = (&CalibrationRun, RunKind)> {
         let kind = |run: &CalibrationRun| match run.load.rate_per_s {
             Some(_) => RunKind::Open,
@@ -666,6 +733,7 @@ impl Calibration {
         self.runs
             .iter()
             .map(move |run| (run, kind(run)))
+            .chain(self.full_pool.iter().map(|run| (run, RunKind::FullPool)))
             .chain(self.again.iter().map(|run| (run, RunKind::Again)))
     }
 

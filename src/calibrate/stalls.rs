@@ -107,6 +107,9 @@ pub struct FittedStalls {
     pub median_ms: f64,
     /// Their 99th-percentile length, ms (the median's when fewer than two were seen).
     pub p99_ms: f64,
+    /// The longest seen, ms: a trigger every open stream must recover from.
+    #[serde(default)]
+    pub(crate) longest_ms: f64,
     /// Of those seen, the server's checkpoints, and the server's time between them, s
     /// ([`FittedStalls::with_checkpoints`]); `None`: the runs' stalls alone.
     #[serde(default)]
@@ -138,6 +141,7 @@ impl FittedStalls {
             every_s: observed_s / n,
             median_ms: mu.exp(),
             p99_ms: (mu + Z_99 * sigma).exp(),
+            longest_ms: lengths.iter().copied().fold(0.0, f64::max),
             checkpoints: None,
         })
     }
@@ -150,6 +154,7 @@ impl FittedStalls {
         let stalls = StallsTable {
             every_s: Some(milli(self.every_s)),
             seen: Some(self.seen),
+            longest_ms: (self.longest_ms > 0.0).then(|| milli(self.longest_ms)),
             duration_ms: (!spread).then(|| milli(self.median_ms)),
             duration: spread.then(|| HoldTable {
                 dist: Some("lognormal".to_owned()),
@@ -185,7 +190,7 @@ impl FittedStalls {
             ),
         };
         format!(
-            "{seen} ({}one every {:.1} s), lasting a median {} (p99 {})",
+            "{seen} ({}one every {:.1} s), lasting a median {} (p99 {}, the longest {})",
             if self.checkpoints.is_some() {
                 "together "
             } else {
@@ -194,6 +199,7 @@ impl FittedStalls {
             self.every_s,
             duration(ns(self.median_ms)),
             duration(ns(self.p99_ms)),
+            duration(ns(self.longest_ms)),
         )
     }
 }

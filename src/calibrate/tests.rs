@@ -55,7 +55,7 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
         (64, 32)
     );
     assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
-    assert!(design(64).describe().starts_with("12 runs"));
+    assert!(design(64).describe().starts_with("13 runs"));
     assert!(
         design(64)
             .describe()
@@ -196,6 +196,7 @@ fn a_load_notice_is_kept_in_the_calibration_as_comment_lines() {
         runs: Vec::new(),
         load_notice,
         again: None,
+        full_pool: None,
         stalls: None,
         spread: None,
         checkpoints: None,

@@ -27,6 +27,16 @@ pub fn shard_count(text: &str) -> Result<u32, String> {
     Ok(value)
 }
 
+/// A connection pool's size, 1 to 1,000,000.
+pub fn pool_size(text: &str) -> Result<u32, String> {
+    let what = "whole numbers from 1 to 1000000";
+    let value: u32 = number(text, what)?;
+    if value == 0 || value > crate::scenario::MAX_POOL {
+        return Err(format!("must be {what}, got {value}"));
+    }
+    Ok(value)
+}
+
 /// A seed: any whole number from 0 to 2⁶⁴ − 1.
 pub fn seed(text: &str) -> Result<u64, String> {
     number(text, "a whole number from 0 to 18446744073709551615")

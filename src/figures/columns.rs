@@ -41,11 +41,13 @@ pub enum Feature {
     LikesTable,
     /// `[stalls]`.
     Stalls,
+    /// An open stream on a machine probed for metastable points ([`crate::stability`]).
+    Stability,
 }
 
 impl Feature {
     /// Every feature with columns of its own.
-    pub const WITH_COLUMNS: [Feature; 15] = [
+    pub const WITH_COLUMNS: [Feature; 16] = [
         Feature::Intervals,
         Feature::Likes,
         Feature::Clients,
@@ -61,6 +63,7 @@ impl Feature {
         Feature::SkipLocked,
         Feature::LikesTable,
         Feature::Stalls,
+        Feature::Stability,
     ];
 
     /// The feature's name, as docs/outputs.md's table of features names it.
@@ -82,6 +85,7 @@ impl Feature {
             Feature::SkipLocked => "skip-locked",
             Feature::LikesTable => "likes table",
             Feature::Stalls => "stalls",
+            Feature::Stability => "stability",
         }
     }
 
@@ -119,6 +123,11 @@ impl Feature {
             "fsyncs_per_commit" => Wal,
             "tries_per_update" => SkipLocked,
             "stalls" | "stalled_s" | "wait_p99_without_stalls_ms" => Stalls,
+            "stability"
+            | "advertised_capacity_per_s"
+            | "hidden_capacity_per_s"
+            | "trigger"
+            | "recovery_s" => Stability,
             _ if LIKES_TABLE.contains(&column) => LikesTable,
             _ => Always,
         }
@@ -154,6 +163,7 @@ impl Feature {
             Feature::SkipLocked => row.tries_per_update.is_some(),
             Feature::LikesTable => row.likes.is_some(),
             Feature::Stalls => machine.is_some_and(|m| m.stalls.is_some()),
+            Feature::Stability => row.stability().is_some(),
         }
     }
 }

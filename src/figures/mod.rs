@@ -24,6 +24,7 @@ pub use burst::BurstMetrics;
 pub use extended::ExtendedSummary;
 pub use summary::{
     ClosedSummary, MachineSummary, StallSummary, SummaryRow, static_ceiling_per_s, summarize,
+    summarize_each,
 };
 pub use verdict::{
     NEAR_CEILING, PolicyRows, Recommendation, TAIL_HOLDS, UNDRAINED_S, Verdict, by_policy,

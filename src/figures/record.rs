@@ -256,6 +256,21 @@ summary_columns! {
     /// `[stalls]`: the p99 wait of the same arrivals on the same machine without its stalls,
     /// ms (`wait_p99_ms` is with them).
     wait_p99_without_stalls_ms: Option<f64> => LowerIsBetter,
+    /// Probed for metastability: `stable` (keeps up at the peak and recovers from every
+    /// trigger), `metastable` (keeps up, but a trigger tips it) or `collapsed` (falls behind
+    /// from empty); `check` counts a move down that list as a regression.
+    stability: Option<&'static str> => LowerIsBetter,
+    /// Probed: the highest rate over all keys it keeps up with from empty, per second.
+    advertised_capacity_per_s: Option<f64> => HigherIsBetter,
+    /// Probed: the highest rate over all keys at which it recovers from every trigger, per
+    /// second.
+    hidden_capacity_per_s: Option<f64> => HigherIsBetter,
+    /// Probed: the trigger that tipped it (metastable), else the one it took longest to
+    /// recover from: `stall-p99`, `stall-longest` or `burst`.
+    trigger: Option<&'static str> => Unchecked,
+    /// Probed: how long after that trigger began the queue was back at its level before it, s
+    /// (empty when it never was within the recovery window).
+    recovery_s: Option<f64> => Unchecked,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -281,6 +296,7 @@ impl SummaryRecord {
         record.set_reads(row);
         record.set_machine(row);
         record.set_likes(row);
+        record.set_stability(row);
         record
     }
 
@@ -421,6 +437,20 @@ impl SummaryRecord {
             self.stalled_s = rounded(stalls.stalled_s, 6);
             self.wait_p99_without_stalls_ms = rounded(stalls.wait_p99_without_ns / 1e6, 6);
         }
+    }
+
+    /// The stability probe's columns.
+    fn set_stability(&mut self, row: &SummaryRow) {
+        let Some(probed) = row.stability() else {
+            return;
+        };
+        self.stability = Some(probed.stability().name());
+        self.advertised_capacity_per_s = rounded(probed.advertised_per_s(), 1);
+        self.hidden_capacity_per_s = rounded(probed.hidden_per_s(), 1);
+        self.trigger = probed.trigger().map(|trigger| trigger.name());
+        self.recovery_s = probed
+            .slowest()
+            .and_then(|(_, after)| rounded(crate::time::ns_to_s(after), 3));
     }
 
     /// The likes table's columns.

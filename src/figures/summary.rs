@@ -7,7 +7,11 @@ use crate::model::{Bottleneck, ShardRun};
 use super::burst::{BurstMetrics, burst_metrics};
 use super::extended::{ExtendedSummary, summarize_extended};
 use super::verdict::NEAR_CEILING;
+use rayon::prelude::*;
+
+use crate::error::InputError;
 use crate::scenario::Scenario;
+use crate::stability::{StabilityFigures, StabilitySettings};
 use crate::stats::WaitSummary;
 use crate::stats::replications::{mean_by, wait_estimates};
 
@@ -71,6 +75,9 @@ pub struct SummaryRow {
     pub(crate) machine: Option<MachineSummary>,
     /// What the likes table did (`[likes_table]`).
     pub(crate) likes: Option<super::likes::LikesSummary>,
+    /// Its stability at the peak and its advertised and hidden capacities, when its stream is
+    /// probed for metastability ([`crate::stability`]); set by [`SummaryRow::with_stability`].
+    pub(crate) stability: Option<StabilityFigures>,
 }
 
 /// The machine's figures for one shard count (means over replications).
@@ -172,7 +179,41 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         closed: closed_summary(runs),
         machine: machine_summary(scenario, runs),
         likes: super::likes::summarize(runs),
+        stability: None,
     }
+}
+
+/// Every shard count's summary (`runs[i]` its replications), each probed for metastability
+/// at the scenario's peak when its stream is ([`crate::stability::applies`]): a shard count
+/// that falls behind from empty is `collapsed` without probing; the adaptive rows are not
+/// probed (their rows change as they go).
+pub fn summarize_each(
+    scenario: &Scenario,
+    runs: &[Vec<ShardRun>],
+    settings: &StabilitySettings,
+) -> Result<Vec<SummaryRow>, InputError> {
+    let rows: Vec<SummaryRow> = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    if !crate::stability::applies(scenario) {
+        return Ok(rows);
+    }
+    let rate = scenario.peak_total_per_s();
+    rows.into_par_iter()
+        .map(|row| {
+            if row.adaptive() {
+                return Ok(row);
+            }
+            let collapsed = !row.verdict().can_serve();
+            let probed = crate::stability::assess(
+                scenario,
+                row.policy,
+                row.shards(),
+                rate,
+                collapsed,
+                settings,
+            )?;
+            Ok(row.with_stability(probed))
+        })
+        .collect()
 }
 
 /// The busiest key's ceiling: its rows (an adaptive run's busiest key's final rows), each
@@ -391,6 +432,32 @@ impl SummaryRow {
     pub fn waits_upper(&self) -> &WaitSummary {
         self.waits_hi.as_ref().unwrap_or(&self.waits)
     }
+
+    /// The row with its stability at the peak and its capacities ([`crate::stability`]).
+    pub fn with_stability(self, stability: Option<StabilityFigures>) -> SummaryRow {
+        SummaryRow { stability, ..self }
+    }
+
+    /// Its stability at the peak and its capacities, when its stream was probed.
+    pub fn stability(&self) -> Option<&StabilityFigures> {
+        self.stability.as_ref()
+    }
+
+    /// The utilization of what binds this shard count at its peak: the busiest of its rows,
+    /// the machine's cores and its WAL, and — when its stream was probed — the peak over its
+    /// hidden capacity (above 1 when a trigger tips it). What a plan's table shows.
+    pub fn bottleneck_utilization(&self) -> f64 {
+        let machine = self.machine.map_or(0.0, |m| {
+            m.cpu_utilization
+                .unwrap_or(0.0)
+                .max(m.wal_utilization.unwrap_or(0.0))
+        });
+        let probed = self
+            .stability
+            .as_ref()
+            .map_or(0.0, StabilityFigures::utilization);
+        self.peak_utilization().max(machine).max(probed)
+    }
 }
 
 #[cfg(test)]
@@ -431,6 +498,7 @@ pub(crate) mod tests {
             closed: None,
             machine: None,
             likes: None,
+            stability: None,
         }
     }
 }

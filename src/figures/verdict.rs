@@ -3,6 +3,7 @@
 
 use crate::model::Bottleneck;
 use crate::scenario::{Scenario, Slo};
+use crate::stability::Stability;
 
 use super::summary::SummaryRow;
 
@@ -27,6 +28,10 @@ pub enum Verdict {
     /// Capacity suffices at the peak, yet the p99.9 wait is at least [`TAIL_HOLDS`] mean holds:
     /// updates queued for long (e.g. adaptive rows that grew late).
     Backlogged,
+    /// It keeps up at the peak from empty, but a trigger its database is known to have (a
+    /// stall, a burst that fills the pool) leaves a queue it does not drain
+    /// ([`crate::stability`]): it holds only until the first one.
+    Metastable,
     /// Peak utilization 1 or more, or a backlog at the end of at least [`UNDRAINED_S`] of
     /// capacity: the queue grows for as long as the peak lasts.
     Overloaded,
@@ -41,6 +46,7 @@ impl Verdict {
             Verdict::Stable => "stable",
             Verdict::NearCeiling => "near ceiling",
             Verdict::Backlogged => "backlogged",
+            Verdict::Metastable => "metastable",
             Verdict::Overloaded => "overloaded",
             Verdict::Saturated => "saturated",
         }
@@ -48,7 +54,7 @@ impl Verdict {
 
     /// Whether a shard count with this verdict can be recommended at all.
     pub fn can_serve(self) -> bool {
-        self < Verdict::Overloaded
+        self < Verdict::Metastable
     }
 }
 
@@ -150,9 +156,11 @@ pub fn machine_bound(rows: &[SummaryRow]) -> bool {
 }
 
 impl SummaryRow {
-    /// How this shard count fares: saturated; overloaded at the peak or undrained at the end;
+    /// How this shard count fares: saturated; overloaded at the peak or undrained at the end
+    /// (or falling behind from empty when probed); metastable when a trigger tips it;
     /// backlogged by its tail waits; near its ceiling; or stable.
     pub fn verdict(&self) -> Verdict {
+        let probed = self.stability.as_ref().map(|s| s.stability());
         let mean_hold_ns = self.mean_hold_ms * 1e6;
         let undrained =
             self.backlog_final as f64 >= self.ceiling_per_s * UNDRAINED_S && self.backlog_final > 0;
@@ -164,8 +172,11 @@ impl SummaryRow {
         };
         if self.saturated_at_s.is_some() {
             Verdict::Saturated
-        } else if can_overload && (peak >= 1.0 || undrained) {
+        } else if can_overload && (peak >= 1.0 || undrained || probed == Some(Stability::Collapsed))
+        {
             Verdict::Overloaded
+        } else if probed == Some(Stability::Metastable) {
+            Verdict::Metastable
         } else if self.waits.p999_ns as f64 >= TAIL_HOLDS * mean_hold_ns && self.waits.p999_ns > 0 {
             Verdict::Backlogged
         } else if peak > NEAR_CEILING {

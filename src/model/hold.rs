@@ -88,6 +88,18 @@ impl HoldDist {
         ms_f64_to_ns(hold_ms.min(crate::time::ns_to_ms(MAX_HOLD_NS)))
     }
 
+    /// The distribution's 99th percentile in nanoseconds.
+    pub fn p99_ns(&self) -> SimTime {
+        match self {
+            HoldDist::Constant { hold_ns } => *hold_ns,
+            HoldDist::Exponential { mean_ms } => ms_f64_to_ns(mean_ms * 100f64.ln()),
+            HoldDist::LogNormal { p99_ms, .. } => ms_f64_to_ns(*p99_ms),
+            HoldDist::Uniform { min_ns, max_ns } => {
+                min_ns + ((max_ns - min_ns) as f64 * 0.99).round() as SimTime
+            }
+        }
+    }
+
     /// The distribution's mean in nanoseconds (before rounding to whole nanoseconds).
     pub fn mean_ns(&self) -> f64 {
         match self {

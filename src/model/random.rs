@@ -61,6 +61,8 @@ pub enum Stream {
     IdleOverhead = 22,
     /// When the machine stalls and for how long (`[stalls]`, inside each engine).
     Stalls = 23,
+    /// The requests of a burst that fills the pool (a trigger of [`crate::stability`]).
+    Triggers = 24,
 }
 
 /// The generator of one stream of a run seeded with `seed`.

@@ -24,6 +24,11 @@ pub struct StallPlan {
     pub(crate) duration: HoldDist,
     /// How many stalls the calibration these were fitted from saw (`None`: not fitted).
     pub(crate) seen: Option<u64>,
+    /// The longest stall the calibration saw (`None`: not said): a trigger, never drawn.
+    pub(crate) longest: Option<SimTime>,
+    /// One more stall at a set time, `(start, length)`, beside the drawn ones: a trigger a
+    /// stream must recover from ([`crate::stability`]); `None` in every scenario's own plan.
+    pub(crate) injected: Option<(SimTime, SimTime)>,
 }
 
 impl StallPlan {
@@ -35,6 +40,37 @@ impl StallPlan {
     /// The expected share of time stalled, ignoring overlaps (for estimates).
     pub fn stalled_share(&self) -> f64 {
         (self.rate_per_ns() * self.duration.mean_ns()).min(1.0)
+    }
+
+    /// The 99th percentile of a stall's length.
+    pub fn p99_ns(&self) -> SimTime {
+        self.duration.p99_ns()
+    }
+
+    /// The longest stall the calibration saw, when it said.
+    pub fn longest_ns(&self) -> Option<SimTime> {
+        self.longest
+    }
+
+    /// The same stalls with one more, `length` long, starting at `start` (a trigger).
+    pub fn with_injected(&self, start: SimTime, length: SimTime) -> StallPlan {
+        StallPlan {
+            injected: Some((start, length.max(1))),
+            ..self.clone()
+        }
+    }
+
+    /// No drawn stalls, only one `length` long at `start`: the trigger on a machine that
+    /// does not stall by itself.
+    pub fn only_injected(start: SimTime, length: SimTime) -> StallPlan {
+        StallPlan {
+            every: None,
+            checkpoint: None,
+            duration: HoldDist::Constant { hold_ns: 0 },
+            seen: None,
+            longest: None,
+            injected: Some((start, length.max(1))),
+        }
     }
 }
 
@@ -66,6 +102,8 @@ pub struct StallClock {
     next_random: Option<SimTime>,
     /// The start of the next checkpoint stall not yet in a spell.
     next_checkpoint: Option<SimTime>,
+    /// The injected stall, until it is in a spell.
+    next_injected: Option<(SimTime, SimTime)>,
     /// The spell at or after the last time asked about.
     spell: Option<Spell>,
     /// The measured period.
@@ -84,6 +122,7 @@ impl StallClock {
         let mut clock = StallClock {
             gaps,
             next_checkpoint: plan.checkpoint,
+            next_injected: plan.injected,
             plan,
             rng,
             next_random,
@@ -132,19 +171,35 @@ impl StallClock {
         Some(spell)
     }
 
-    /// The earlier of the pending Poisson and checkpoint stalls, before the horizon.
+    /// The earliest of the pending Poisson, checkpoint and injected stalls, before the
+    /// horizon.
     fn earliest_pending(&self) -> Option<SimTime> {
         let horizon = self.measured.1;
-        [self.next_random, self.next_checkpoint]
-            .into_iter()
-            .flatten()
-            .filter(|&start| start < horizon)
-            .min()
+        [
+            self.next_random,
+            self.next_checkpoint,
+            self.next_injected.map(|(start, _)| start),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|&start| start < horizon)
+        .min()
     }
 
-    /// Takes the earliest pending stall, draws its duration and the next of its kind.
+    /// Takes the earliest pending stall, draws its duration and the next of its kind (the
+    /// injected one has its own length and draws nothing, so the drawn stalls stay those of
+    /// the run without it).
     fn next_stall(&mut self) -> Option<Spell> {
         let start = self.earliest_pending()?;
+        if let Some((at, length)) = self.next_injected
+            && at == start
+        {
+            self.next_injected = None;
+            return Some(Spell {
+                start,
+                end: start.saturating_add(length),
+            });
+        }
         if self.next_checkpoint == Some(start) {
             self.next_checkpoint = self.plan.checkpoint.map(|c| start.saturating_add(c));
         } else {
@@ -177,7 +232,37 @@ mod tests {
                 hold_ns: ms(duration_ms),
             },
             seen: None,
+            longest: None,
+            injected: None,
         }
+    }
+
+    #[test]
+    fn an_injected_stall_joins_the_drawn_ones_without_moving_them() {
+        let drawn = |plan: StallPlan| {
+            let mut clock = StallClock::new(plan, 3, 0, ms(10_000));
+            (0..10_000)
+                .filter_map(|t| clock.stalled_until(ms(t)))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        let calm = drawn(plan(Some(500), None, 2));
+        let triggered = drawn(plan(Some(500), None, 2).with_injected(ms(4_321), ms(300)));
+        // The trigger's spell ends at 4,621 ms (or later, merged with a drawn one); every
+        // other spell is the calm run's.
+        assert!(triggered.iter().any(|&end| end >= ms(4_621)));
+        let outside: Vec<_> = triggered
+            .iter()
+            .filter(|&&end| end < ms(4_321) || end > ms(4_700))
+            .collect();
+        let calm_outside: Vec<_> = calm
+            .iter()
+            .filter(|&&end| end < ms(4_321) || end > ms(4_700))
+            .collect();
+        assert_eq!(outside, calm_outside);
+        let mut only = StallClock::new(StallPlan::only_injected(ms(50), ms(5)), 1, 0, ms(100));
+        assert_eq!(only.stalled_until(ms(49)), None);
+        assert_eq!(only.stalled_until(ms(50)), Some(ms(55)));
+        assert_eq!(only.stalled_until(ms(60)), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::table::Table;
 use crate::figures::{ExtendedSummary, SummaryRow};
+use crate::stability::{Stability, StabilityFigures};
 use crate::stats::WaitSummary;
 use crate::units::{self, count, duration, quantity};
 
@@ -22,6 +23,7 @@ pub fn extended_tables(rows: &[SummaryRow]) -> Vec<Table> {
     [
         rows_table(rows),
         machine(),
+        stability_table(rows),
         stalls_table(rows),
         likes(),
         responses_table(rows),
@@ -284,6 +286,58 @@ fn machine_table(rows: &[SummaryRow]) -> Table {
             .collect(),
     }
 }
+/// The stability table, when the stream was probed: per shard count its advertised and hidden
+/// capacities and, at the peak, whether it recovers from every trigger — in words, what tips
+/// it or how long it took.
+fn stability_table(rows: &[SummaryRow]) -> Option<Table> {
+    let probed: Vec<(&SummaryRow, &StabilityFigures)> = rows
+        .iter()
+        .filter_map(|row| Some((row, row.stability()?)))
+        .collect();
+    let (_, first) = probed.first()?;
+    let title = format!(
+        "metastable points at the peak ({}/s): advertised = kept up from empty, hidden = \
+         recovered from every trigger within {} s",
+        quantity(first.rate_per_s()),
+        units::compact(first.recovery_s())
+    );
+    let cells = probed
+        .iter()
+        .map(|(row, figures)| {
+            vec![
+                row.label(),
+                quantity(figures.advertised_per_s()),
+                quantity(figures.hidden_per_s()),
+                figures.stability().name().to_owned(),
+                stability_words(figures),
+            ]
+        })
+        .collect();
+    Some(table(
+        &title,
+        &[
+            "shards",
+            "advertised/s",
+            "hidden/s",
+            "at the peak",
+            "what a trigger does",
+        ],
+        cells,
+    ))
+}
+
+/// What the probes at the peak found, in words.
+pub fn stability_words(figures: &StabilityFigures) -> String {
+    match (figures.stability(), figures.tipped_by(), figures.slowest()) {
+        (Stability::Collapsed, _, _) => "falls behind from empty".to_owned(),
+        (_, Some(trigger), _) => format!("{} tips it", trigger.short()),
+        (_, None, Some((trigger, after))) => {
+            format!("recovers from {} in {}", trigger.short(), duration(after))
+        }
+        _ => "recovers from every trigger".to_owned(),
+    }
+}
+
 /// The stalls' table, when the machine stalls: per shard count, how often and how long, and
 /// the p99 wait with and without them.
 fn stalls_table(rows: &[SummaryRow]) -> Option<Table> {

@@ -215,7 +215,7 @@ fn table(rows: &[SummaryRow], recommendation: &Recommendation) -> String {
         let class = match line.verdict {
             Verdict::Stable => "stable",
             Verdict::NearCeiling | Verdict::Backlogged => "near",
-            Verdict::Overloaded | Verdict::Saturated => "overloaded",
+            Verdict::Metastable | Verdict::Overloaded | Verdict::Saturated => "overloaded",
         };
         html.push_str(if line.recommended {
             "<tr class=\"recommended\">"

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::plan::{COMFORTABLE_SHARE, Evaluation, Plan};
+use crate::stability::StabilityFigures;
 use crate::stats::WaitSummary;
 use crate::time::fmt_ms;
 
@@ -14,15 +15,22 @@ use super::units;
 use crate::units::compact;
 
 /// The columns of `plan.csv`, in order.
-pub const PLAN_COLUMNS: [&str; 20] = [
+pub const PLAN_COLUMNS: [&str; 27] = [
     "scenario",
     "policy",
     "traffic",
+    "pool",
     "shards",
     "meets",
     "peak_offered_per_s",
     "ceiling_per_s",
     "peak_utilization",
+    "utilization",
+    "stability",
+    "advertised_capacity_per_s",
+    "hidden_capacity_per_s",
+    "trigger",
+    "recovery_s",
     "replications",
     "wait_mean_ms",
     "wait_p99_ms",
@@ -60,15 +68,31 @@ pub fn plan_csv(plans: &[Plan]) -> Vec<u8> {
                 .map(|t| decimal(value(&t), 6))
                 .unwrap_or_default()
         };
+        let probed = row.stability();
+        let capacity =
+            |of: fn(&StabilityFigures) -> f64| probed.map_or(String::new(), |p| decimal(of(p), 1));
         write(vec![
             plan.scenario.clone(),
             plan.policy.to_string(),
             plan.traffic.to_string(),
+            plan.pool.map_or(String::new(), |size| size.to_string()),
             row.shards().to_string(),
             evaluation.meets.to_string(),
             decimal(row.peak_offered_per_s, 3),
             decimal(row.ceiling_per_s, 3),
             decimal(row.peak_utilization(), 4),
+            decimal(row.bottleneck_utilization(), 4),
+            probed.map_or(String::new(), |p| p.stability().name().to_owned()),
+            capacity(StabilityFigures::advertised_per_s),
+            capacity(StabilityFigures::hidden_per_s),
+            probed
+                .and_then(StabilityFigures::trigger)
+                .map_or(String::new(), |t| t.name().to_owned()),
+            probed
+                .and_then(StabilityFigures::slowest)
+                .map_or(String::new(), |(_, after)| {
+                    decimal(crate::time::ns_to_s(after), 3)
+                }),
             row.replications.to_string(),
             fmt_ms(row.waits.mean_ns),
             fmt_ms(row.waits.p99_ns),
@@ -113,10 +137,19 @@ fn plan_document(plan: &Plan) -> Value {
             (Some(lo), Some(hi)) => json!([ms(ns(lo)), ms(ns(hi))]),
             _ => Value::Null,
         };
+        let probed = row.stability();
         json!({
             "shards": row.shards(),
             "meets": evaluation.meets,
             "peak_utilization": row.peak_utilization(),
+            "utilization": row.bottleneck_utilization(),
+            "stability": probed.map(|p| p.stability().name()),
+            "advertised_capacity_per_s": probed.map(StabilityFigures::advertised_per_s),
+            "hidden_capacity_per_s": probed.map(StabilityFigures::hidden_per_s),
+            "trigger": probed.and_then(StabilityFigures::trigger).map(|t| t.name()),
+            "recovery_s": probed
+                .and_then(StabilityFigures::slowest)
+                .map(|(_, after)| crate::time::ns_to_s(after)),
             "ceiling_per_s": row.ceiling_per_s,
             "wait_mean_ms": ms(row.waits.mean_ns),
             "wait_p99_ms": ms(row.waits.p99_ns),
@@ -146,6 +179,7 @@ fn plan_document(plan: &Plan) -> Value {
         "hold_dist": plan.hold_dist,
         "policy": plan.policy.to_string(),
         "traffic": plan.traffic,
+        "pool": plan.pool,
         "targets": {
             "p99_ms": plan.targets.p99_ns.map(ms),
             "p999_ms": plan.targets.p999_ns.map(ms),
@@ -186,7 +220,80 @@ pub fn render(plans: &[Plan]) -> String {
         out.push('\n');
         out.push_str(&render_traffic_table(plans));
     }
+    if plans.iter().any(|plan| plan.pool != plans[0].pool) {
+        out.push('\n');
+        out.push_str(&render_pool_table(plans));
+    }
     out
+}
+
+/// The shard count each pool size needs, one row per pool size and one column per policy
+/// (at the first traffic level), then the answers in one sentence per policy.
+fn render_pool_table(plans: &[Plan]) -> String {
+    let traffic = plans[0].traffic;
+    let at_level: Vec<&Plan> = plans.iter().filter(|p| p.traffic == traffic).collect();
+    let mut policies: Vec<crate::model::Policy> = Vec::new();
+    let mut pools: Vec<Option<u32>> = Vec::new();
+    for plan in &at_level {
+        if !policies.contains(&plan.policy) {
+            policies.push(plan.policy);
+        }
+        if !pools.contains(&plan.pool) {
+            pools.push(plan.pool);
+        }
+    }
+    let width = |policy: &crate::model::Policy| policy.name().len().max(6);
+    let mut out = String::new();
+    let _ = writeln!(out, "shards needed per pool size ({}):", plans[0].targets);
+    let _ = write!(out, "{:>6}", "pool");
+    for policy in &policies {
+        let _ = write!(out, "  {:>w$}", policy.name(), w = width(policy));
+    }
+    out.push('\n');
+    for pool in &pools {
+        let _ = write!(out, "{:>6}", pool_name(*pool));
+        for policy in &policies {
+            let shown = at_level
+                .iter()
+                .find(|p| p.pool == *pool && p.policy == *policy)
+                .map_or("—".to_owned(), |p| {
+                    p.answer
+                        .map_or(format!("> {}", p.settings.max_shards), |n| n.to_string())
+                });
+            let _ = write!(out, "  {:>w$}", shown, w = width(policy));
+        }
+        out.push('\n');
+    }
+    for policy in &policies {
+        let choices: Vec<String> = at_level
+            .iter()
+            .filter(|p| p.policy == *policy)
+            .filter_map(|p| {
+                let rows = units::plural(u64::from(p.answer?), "row");
+                Some(format!("{rows} with a pool of {}", pool_name(p.pool)))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "answer{}: {}",
+            if policies.len() > 1 {
+                format!(" ({policy})")
+            } else {
+                String::new()
+            },
+            if choices.is_empty() {
+                "no pool size meets the target".to_owned()
+            } else {
+                choices.join(", or ")
+            }
+        );
+    }
+    out
+}
+
+/// A pool's size as the pool table shows it (`none` without a pool).
+fn pool_name(pool: Option<u32>) -> String {
+    pool.map_or("none".to_owned(), |size| size.to_string())
 }
 
 /// The shard count each traffic level needs, one row per level and one column per policy.
@@ -246,21 +353,60 @@ fn render_one(plan: &Plan) -> String {
         out.push('\n');
     }
     write_evidence(&mut out, plan);
+    write_capacities(&mut out, plan);
     write_estimates(&mut out, plan);
     out
+}
+
+/// Every probed shard count's capacities and its stability at the peak: what a stall or a
+/// burst does to it, and for a metastable count what tips it.
+fn write_capacities(out: &mut String, plan: &Plan) {
+    let probed: Vec<(u32, &StabilityFigures)> = plan
+        .evaluations
+        .values()
+        .filter_map(|e| Some((e.row.shards(), e.row.stability()?)))
+        .collect();
+    let Some((_, first)) = probed.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\ncapacities (advertised: kept up from empty; hidden: recovered from every trigger within \
+         {} s; a pool of {}):",
+        compact(first.recovery_s()),
+        first.population()
+    );
+    let _ = writeln!(
+        out,
+        "{:>7}  {:>13}  {:>9}  {:>10}  at the peak",
+        "shards", "advertised/s", "hidden/s", "stability"
+    );
+    for (shards, figures) in probed {
+        let _ = writeln!(
+            out,
+            "{:>7}  {:>13}  {:>9}  {:>10}  {}",
+            shards,
+            units::quantity(figures.advertised_per_s()),
+            units::quantity(figures.hidden_per_s()),
+            figures.stability().name(),
+            super::extended::stability_words(figures)
+        );
+    }
 }
 
 /// What was asked: the scenario at its peak, and the target.
 fn write_question(out: &mut String, plan: &Plan) {
     let _ = writeln!(
         out,
-        "plan for {}{}: peak {}/s, mean hold {} ms ({}{}), policy {}",
+        "plan for {}{}{}: peak {}/s, mean hold {} ms ({}{}), policy {}",
         plan.scenario,
         if plan.traffic == 1.0 {
             String::new()
         } else {
             format!(" at traffic ×{}", compact(plan.traffic))
         },
+        plan.pool
+            .map_or(String::new(), |size| format!(" through a pool of {size}")),
         units::quantity(plan.peak_per_s),
         compact(plan.mean_hold_ms),
         plan.hold_dist,
@@ -348,7 +494,7 @@ fn write_evidence(out: &mut String, plan: &Plan) {
         "{:>7}  {:>9}  {:>10}  {:>26}  {:>26}  {:>5}{}",
         "shards",
         "ceiling/s",
-        "peak util",
+        "util",
         "p99 wait",
         "p99.9 wait",
         "meets",
@@ -394,7 +540,7 @@ fn write_evaluation(out: &mut String, evaluation: &Evaluation, exact: bool) {
         "{:>7}  {:>9}  {:>10.2}  {:>26}  {:>26}  {:>5}{exact_columns}",
         row.shards(),
         units::quantity(row.ceiling_per_s),
-        row.peak_utilization(),
+        row.bottleneck_utilization(),
         with_interval(row.waits.p99_ns, |s| s.p99_ns),
         with_interval(row.waits.p999_ns, |s| s.p999_ns),
         if evaluation.meets { "yes" } else { "no" }

@@ -166,8 +166,23 @@ fn target_sentence(
     text
 }
 
-/// What the shard count just below the highlighted one does at the peak.
+/// What the shard count just below the highlighted one does at the peak: for a metastable one,
+/// what tips it.
 fn below_sentence(below: &SummaryRow) -> String {
+    let probed = below.stability();
+    if let Some((probed, trigger)) = probed.and_then(|p| Some((p, p.tipped_by()?))) {
+        let they = if below.shards() == 1 { "it" } else { "they" };
+        return format!(
+            " Just below, {} keep{} up at the peak from empty, but {trigger} leaves a queue {they} \
+             never drain{}: metastable, holding only until the first such trigger (its hidden \
+             capacity {}/s, against a peak of {}/s).",
+            units::plural(u64::from(below.shards()), "shard"),
+            if below.shards() == 1 { "s" } else { "" },
+            if below.shards() == 1 { "s" } else { "" },
+            units::quantity(probed.hidden_per_s()),
+            units::quantity(probed.rate_per_s())
+        );
+    }
     format!(
         " Just below, {} {} at the peak: the backlog reaches {} and the p99 wait {}.",
         units::plural(u64::from(below.shards()), "shard"),

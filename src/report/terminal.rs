@@ -232,7 +232,9 @@ fn policy_table(out: &mut String, scenario: &Scenario, group: &PolicyRows, colou
         let verdict_style = match line.verdict {
             Verdict::Stable => AnsiColor::Green.on_default(),
             Verdict::NearCeiling | Verdict::Backlogged => AnsiColor::Yellow.on_default(),
-            Verdict::Overloaded | Verdict::Saturated => AnsiColor::Red.on_default(),
+            Verdict::Metastable | Verdict::Overloaded | Verdict::Saturated => {
+                AnsiColor::Red.on_default()
+            }
         };
         let mut fields = pick(cells.iter().enumerate().map(|(i, c)| pad(c, i)).collect());
         let last = fields.len() - 1;

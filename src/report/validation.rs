@@ -321,6 +321,9 @@ pub fn planner_csv(validation: &Validation) -> Vec<u8> {
         "predicted_p99_ms",
         "measured",
         "predicted",
+        "collapsed_repeats",
+        "predicted_hidden_capacity_per_s",
+        "predicted_trigger",
     ])
     .expect("writing to memory");
     let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
@@ -336,6 +339,13 @@ pub fn planner_csv(validation: &Validation) -> Vec<u8> {
             ms(point.predicted().p99_ns),
             stability(point.measured_stable()).to_owned(),
             point.predicted_stability().to_owned(),
+            point.collapsed_repeats().to_string(),
+            point
+                .predicted_hidden_per_s()
+                .map_or(String::new(), |rate| format!("{rate:.1}")),
+            point
+                .predicted_tipped_by()
+                .map_or(String::new(), |t| t.name().to_owned()),
         ])
         .expect("writing to memory");
     }
@@ -374,6 +384,8 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
         "stability_call",
         "predicted_p99_min_ms",
         "predicted_p99_max_ms",
+        "predicted_hidden_capacity_per_s",
+        "predicted_trigger",
     ])
     .expect("writing to memory");
     let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
@@ -418,6 +430,12 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
             point.stability_call().name().into(),
             ms(point.predicted_p99_range().0),
             ms(point.predicted_p99_range().1),
+            point
+                .predicted_hidden_per_s()
+                .map_or(String::new(), |rate| format!("{rate:.1}")),
+            point
+                .predicted_tipped_by()
+                .map_or(String::new(), |t| t.name().to_owned()),
         ])
         .expect("writing to memory");
     }

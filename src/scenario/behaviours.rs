@@ -21,7 +21,7 @@ const MAX_FLUSHES: f64 = 1e8;
 /// Most retries, batching servers, pool connections.
 const MAX_RETRIES: u32 = 100;
 const MAX_SERVERS: u32 = 100_000;
-const MAX_POOL: u32 = 1_000_000;
+pub const MAX_POOL: u32 = 1_000_000;
 
 pub(super) fn resolve_features(
     file: &ScenarioFile,

@@ -188,6 +188,9 @@ pub struct StallsTable {
     /// How many stalls the calibration that fitted these saw (written by `calibrate`; not
     /// simulated).
     pub(crate) seen: Option<u64>,
+    /// The longest stall the calibration saw, ms (written by `calibrate`): not drawn, but
+    /// one of the triggers a stream must recover from (docs/model.md, "Metastable points").
+    pub(crate) longest_ms: Option<f64>,
 }
 
 /// `[hold]`: the hold-time distribution.

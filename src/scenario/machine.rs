@@ -171,11 +171,21 @@ fn resolve_stalls(table: &StallsTable) -> Result<StallPlan, FieldError> {
                 .to_owned(),
         )
     })?;
+    let longest = table
+        .longest_ms
+        .map(|ms| {
+            number(ms, Min::Above(0.0), MAX_HOLD_MS)
+                .map(ms_f64_to_ns)
+                .map_err(|m| ("stalls.longest_ms".to_owned(), m))
+        })
+        .transpose()?;
     Ok(StallPlan {
         every,
         checkpoint,
         duration,
         seen: table.seen,
+        longest,
+        injected: None,
     })
 }
 

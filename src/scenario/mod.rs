@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::error::InputError;
 use crate::model::{HoldDist, Policy, SimTime};
 
+pub use behaviours::MAX_POOL;
 pub use fields::{MAX_HOLD_MS, MAX_RATE_PER_S, MAX_TRAFFIC_FACTOR, MIN_RATE_PER_S};
 pub use file::ScenarioFile;
 pub use machine::MAX_CORES;
@@ -43,6 +44,9 @@ pub struct Overrides {
     /// Every time of the calibrations' `[hold]`, `[machine]`, `[wal]` and `[client]` this
     /// many times as long (`None`: 1): an end of a calibration's `[spread]`.
     pub calibration_scale: Option<f64>,
+    /// `plan --pool`: the connection pool's size instead of `[pool] size` (a pool of this many
+    /// connections when the scenario has none).
+    pub pool: Option<u32>,
 }
 
 /// A validated scenario, in simulation units. Its fields are read through methods of the same

@@ -107,9 +107,12 @@ fn unit_of(field: &str) -> &'static str {
 /// Applies the overrides and checks every field, producing the resolved scenario.
 pub(super) fn resolve(
     path: &Path,
-    file: ScenarioFile,
+    mut file: ScenarioFile,
     overrides: &Overrides,
 ) -> Result<Scenario, InputError> {
+    if let Some(size) = overrides.pool {
+        file.pool = Some(super::file::PoolTable { size: Some(size) });
+    }
     let err = |(field, message): FieldError| InputError::scenario(path, &field, message);
     let named = |field: &'static str| move |message: String| err((field.to_owned(), message));
     let name = resolve_name(path, file.name.as_deref()).map_err(named("name"))?;

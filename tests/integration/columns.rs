@@ -159,9 +159,9 @@ fn a_feature_brings_its_columns_exactly_when_the_run_has_it() {
         EVERYTHING_OPEN,
         &[
             Intervals, Likes, Clients, Pool, Neighbours, Keys, Reads, Responses, Machine, Wal,
-            SkipLocked, LikesTable, Stalls,
+            SkipLocked, LikesTable, Stalls, Stability,
         ],
-        &[],
+        &["recovery_s"],
     );
     let closed = writes_its_features(CLOSED_LOOP, &[Responses, ClosedLoop], &[]);
     let batching = writes_its_features(BATCHING, &[Likes, Batching], &[]);

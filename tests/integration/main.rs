@@ -16,6 +16,7 @@ mod grid;
 mod likes;
 mod machine;
 mod memory;
+mod metastable;
 mod model;
 mod newcomer;
 mod planning;

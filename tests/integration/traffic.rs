@@ -232,8 +232,8 @@ fn plan_answers_each_traffic_level_in_one_table() {
         assert!(n(1) > n(0), "{table}");
     }
     let csv = std::fs::read_to_string(dir.path().join("plan/plan.csv")).unwrap();
-    assert!(csv.starts_with("scenario,policy,traffic,shards,"));
-    assert!(csv.lines().any(|l| l.starts_with("test,random,2,")));
+    assert!(csv.starts_with("scenario,policy,traffic,pool,shards,"));
+    assert!(csv.lines().any(|l| l.starts_with("test,random,2,,")));
     let json = std::fs::read_to_string(dir.path().join("plan/plan.json")).unwrap();
     let document: serde_json::Value = serde_json::from_str(&json).unwrap();
     let plans = document["plans"].as_array().unwrap();

@@ -17,6 +17,7 @@ fn truth(grant_order: GrantOrder) -> Machine {
         wake_cpu_ms: 0.01,
         herd_cpu_ms: 0.0,
         page_scan_cpu_ms: 0.0,
+        per_waiter_ms: 0.0,
         cpu_ms: 0.04,
         cores: 1,
         scheduler: Scheduler::Fifo,

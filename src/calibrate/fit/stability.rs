@@ -103,6 +103,7 @@ fn herds_fitted_to_runs_a_rounding_apart_predict_the_same_loops() {
         wake_cpu_ms: 0.000574,
         herd_cpu_ms: 0.0,
         page_scan_cpu_ms: 0.0,
+        per_waiter_ms: 0.0,
         cpu_ms: 0.025384,
         cores: 1,
         scheduler: Scheduler::Fifo,

@@ -1,4 +1,6 @@
+use super::machine::lognormal;
 use super::*;
+use crate::scenario::ScenarioFile;
 
 #[test]
 fn a_tiny_lognormal_is_written_with_its_p99_above_its_median() {

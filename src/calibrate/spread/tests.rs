@@ -12,6 +12,7 @@ fn truth() -> Machine {
         wake_cpu_ms: 0.01,
         herd_cpu_ms: 0.0,
         page_scan_cpu_ms: 0.0,
+        per_waiter_ms: 0.0,
         cpu_ms: 0.04,
         cores: 1,
         scheduler: Scheduler::Fifo,

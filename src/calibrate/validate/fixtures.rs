@@ -27,6 +27,8 @@ pub(crate) fn kept_up(tps: f64) -> Prediction {
         stable: true,
         metastable: false,
         marginal: false,
+        hidden_per_s: None,
+        tipped_by: None,
     }
 }
 
@@ -68,6 +70,8 @@ pub(crate) fn predicted_at(tps: f64, p99_ms: u64, stable: bool) -> Prediction {
         stable,
         metastable: false,
         marginal: false,
+        hidden_per_s: None,
+        tipped_by: None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! What a calibration predicts for a load: simulated with its sections, with several seeds,
-//! from empty and (an open stream that keeps up) from a full backlog.
+//! from empty; an open stream that keeps up is probed for metastability
+//! ([`crate::stability`]), and one a trigger tips is predicted from a full backlog.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use crate::error::InputError;
 use crate::model::{NoEvents, Policy};
 use crate::scenario::file::{ArrivalsTable, PolicyList, PoolTable, ProfileSegment};
 use crate::scenario::{Overrides, Scenario, ScenarioFile};
+use crate::stability::{self, Stability, StabilitySettings};
 use crate::stats::WaitSummary;
 use crate::sweep;
 
@@ -56,26 +58,52 @@ pub(super) fn predict_over_spread(
 }
 
 /// What the calibration predicts for `load`, every time of it `scale` times as fitted. An
-/// open stream that keeps up from an empty start is simulated again from a full backlog
-/// (every connection busy): if it never drains it, the stream is metastable and the
-/// backlogged run is the prediction.
+/// open stream that keeps up from an empty start is probed for metastability: when a stall or
+/// a burst that fills its pool tips it, it is `metastable` and its prediction is a run from
+/// a full backlog (every connection busy).
 pub(super) fn predict(
     calibration: &Path,
     scale: f64,
     load: &Load,
 ) -> Result<Prediction, InputError> {
     let from_empty = replicated(calibration, scale, load, false)?;
-    if load.rate_per_s.is_none() || !from_empty.stable {
+    let Some(rate) = load.rate_per_s else {
         return Ok(from_empty);
-    }
-    let from_backlog = replicated(calibration, scale, load, true)?;
-    Ok(if from_backlog.stable {
-        from_empty
-    } else {
-        Prediction {
+    };
+    let stream = scenario(
+        calibration,
+        scale,
+        &load_scenario(load, false, PREDICTION_SEEDS[0]),
+    )?;
+    let probed = stability::assess(
+        &stream,
+        Policy::Random,
+        load.rows,
+        rate,
+        !from_empty.stable,
+        &StabilitySettings::default(),
+    )?;
+    let Some(probed) = probed else {
+        return Ok(from_empty);
+    };
+    let from_empty = Prediction {
+        hidden_per_s: Some(probed.hidden_per_s()),
+        tipped_by: probed.tipped_by(),
+        ..from_empty
+    };
+    Ok(match probed.stability() {
+        Stability::Stable => from_empty,
+        Stability::Collapsed => Prediction {
+            stable: false,
+            ..from_empty
+        },
+        Stability::Metastable => Prediction {
+            stable: false,
             metastable: true,
-            ..from_backlog
-        }
+            hidden_per_s: from_empty.hidden_per_s,
+            tipped_by: from_empty.tipped_by,
+            ..replicated(calibration, scale, load, true)?
+        },
     })
 }
 
@@ -126,6 +154,8 @@ fn simulate(
         stable: keeps_up(load, tps),
         metastable: false,
         marginal: false,
+        hidden_per_s: None,
+        tipped_by: None,
     })
 }
 

@@ -351,6 +351,29 @@ impl<O: Observer> Pipeline<O> {
         }
     }
 
+    /// Handles every event due at or before `time` (and before the horizon): the state at
+    /// `time`, between arrivals, for a probe that watches the queue ([`Pipeline::backlog`]).
+    pub fn run_until(&mut self, time: SimTime) {
+        while let Some(at) = self.next_time_before_horizon().filter(|&at| at <= time) {
+            self.handle(at);
+        }
+    }
+
+    /// Updates waiting now (for a connection or their row).
+    pub fn backlog(&self) -> u64 {
+        self.backlog
+    }
+
+    /// Commits so far in the measured period.
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Whether the queue passed its limit and the pipeline stopped serving.
+    pub fn is_saturated(&self) -> bool {
+        self.saturated_at.is_some()
+    }
+
     /// The CPU and the time outside the database of one more open update, and whether it is
     /// sent on an idle connection: one that finds a free connection (or there is no pool)
     /// takes the idle connection's time (`[client] idle_overhead`), one that must wait for a
