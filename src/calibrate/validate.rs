@@ -532,7 +532,7 @@ pub struct Validation {
 /// For one p99 target, the smallest row count of the planner's question that meets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlannerAnswer {
-    /// The target on the p99 response, ms.
+    /// The target on the p99 response, ms (infinite: keeping up at all).
     pub(crate) target_ms: f64,
     /// The smallest row count whose measured p99 meets it (stable), if any.
     pub(crate) measured: Option<u32>,
@@ -568,7 +568,9 @@ impl PlannerAnswer {
 }
 
 impl Validation {
-    /// The planner's question answered for each target.
+    /// The planner's question answered for each target: first the smallest row count that
+    /// keeps up at all (whatever its p99: `target_ms` infinite), then each of
+    /// [`PLANNER_TARGETS_MS`].
     pub fn planner_answers(&self) -> Vec<PlannerAnswer> {
         let smallest = |meets: &dyn Fn(&Point) -> bool| {
             self.planner
@@ -577,10 +579,14 @@ impl Validation {
                 .map(|p| p.load.rows)
                 .min()
         };
-        PLANNER_TARGETS_MS
-            .iter()
-            .map(|&target_ms| {
-                let target_ns = (target_ms * 1e6) as u64;
+        std::iter::once(f64::INFINITY)
+            .chain(PLANNER_TARGETS_MS)
+            .map(|target_ms| {
+                let target_ns = if target_ms.is_finite() {
+                    (target_ms * 1e6) as u64
+                } else {
+                    u64::MAX
+                };
                 PlannerAnswer {
                     target_ms,
                     measured: smallest(&|p| p.measured_stable && p.measured.p99_ns <= target_ns),

@@ -43,11 +43,13 @@ pub enum Feature {
     Stalls,
     /// An open stream on a machine probed for metastable points ([`crate::stability`]).
     Stability,
+    /// A closed loop on a machine: its knee ([`crate::stability::knee`]).
+    Knee,
 }
 
 impl Feature {
     /// Every feature with columns of its own.
-    pub const WITH_COLUMNS: [Feature; 16] = [
+    pub const WITH_COLUMNS: [Feature; 17] = [
         Feature::Intervals,
         Feature::Likes,
         Feature::Clients,
@@ -64,6 +66,7 @@ impl Feature {
         Feature::LikesTable,
         Feature::Stalls,
         Feature::Stability,
+        Feature::Knee,
     ];
 
     /// The feature's name, as docs/outputs.md's table of features names it.
@@ -86,6 +89,7 @@ impl Feature {
             Feature::LikesTable => "likes table",
             Feature::Stalls => "stalls",
             Feature::Stability => "stability",
+            Feature::Knee => "client knee",
         }
     }
 
@@ -128,6 +132,7 @@ impl Feature {
             | "hidden_capacity_per_s"
             | "trigger"
             | "recovery_s" => Stability,
+            "best_clients" | "best_clients_per_s" => Knee,
             _ if LIKES_TABLE.contains(&column) => LikesTable,
             _ => Always,
         }
@@ -164,6 +169,7 @@ impl Feature {
             Feature::LikesTable => row.likes.is_some(),
             Feature::Stalls => machine.is_some_and(|m| m.stalls.is_some()),
             Feature::Stability => row.stability().is_some(),
+            Feature::Knee => row.knee().is_some(),
         }
     }
 }

@@ -271,6 +271,11 @@ summary_columns! {
     /// Probed: how long after that trigger began the queue was back at its level before it, s
     /// (empty when it never was within the recovery window).
     recovery_s: Option<f64> => Unchecked,
+    /// A closed loop on a machine: the client count (of 1, 2, 4, … and its own) at which its
+    /// rows commit the most — its knee.
+    best_clients: Option<u32> => Unchecked,
+    /// A closed loop on a machine: what its rows commit at that client count, per second.
+    best_clients_per_s: Option<f64> => HigherIsBetter,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -297,6 +302,8 @@ impl SummaryRecord {
         record.set_machine(row);
         record.set_likes(row);
         record.set_stability(row);
+        record.best_clients = row.knee().map(|k| k.best_clients());
+        record.best_clients_per_s = row.knee().and_then(|k| rounded(k.best_per_s(), 1));
         record
     }
 

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::error::InputError;
 use crate::scenario::Scenario;
-use crate::stability::{StabilityFigures, StabilitySettings};
+use crate::stability::{ClientKnee, StabilityFigures, StabilitySettings};
 use crate::stats::WaitSummary;
 use crate::stats::replications::{mean_by, wait_estimates};
 
@@ -78,6 +78,9 @@ pub struct SummaryRow {
     /// Its stability at the peak and its advertised and hidden capacities, when its stream is
     /// probed for metastability ([`crate::stability`]); set by [`SummaryRow::with_stability`].
     pub(crate) stability: Option<StabilityFigures>,
+    /// A closed loop's knee on a machine: the client count its rows commit the most at
+    /// ([`crate::stability::knee`]); set by [`SummaryRow::with_knee`].
+    pub(crate) knee: Option<ClientKnee>,
 }
 
 /// The machine's figures for one shard count (means over replications).
@@ -180,6 +183,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         machine: machine_summary(scenario, runs),
         likes: super::likes::summarize(runs),
         stability: None,
+        knee: None,
     }
 }
 
@@ -193,6 +197,17 @@ pub fn summarize_each(
     settings: &StabilitySettings,
 ) -> Result<Vec<SummaryRow>, InputError> {
     let rows: Vec<SummaryRow> = runs.iter().map(|reps| summarize(scenario, reps)).collect();
+    if matches!(scenario.arrivals(), crate::scenario::ArrivalPlan::Closed(_)) {
+        return Ok(rows
+            .into_par_iter()
+            .map(|row| {
+                let knee = (!row.adaptive())
+                    .then(|| crate::stability::knee(scenario, row.policy, row.shards()))
+                    .flatten();
+                row.with_knee(knee)
+            })
+            .collect());
+    }
     if !crate::stability::applies(scenario) {
         return Ok(rows);
     }
@@ -443,6 +458,16 @@ impl SummaryRow {
         self.stability.as_ref()
     }
 
+    /// The row with its closed loop's knee ([`crate::stability::knee`]).
+    pub fn with_knee(self, knee: Option<ClientKnee>) -> SummaryRow {
+        SummaryRow { knee, ..self }
+    }
+
+    /// A closed loop's knee on a machine, when it has one.
+    pub fn knee(&self) -> Option<&ClientKnee> {
+        self.knee.as_ref()
+    }
+
     /// The utilization of what binds this shard count at its peak: the busiest of its rows,
     /// the machine's cores and its WAL, and — when its stream was probed — the peak over its
     /// hidden capacity (above 1 when a trigger tips it). What a plan's table shows.
@@ -499,6 +524,7 @@ pub(crate) mod tests {
             machine: None,
             likes: None,
             stability: None,
+            knee: None,
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn extended_tables(rows: &[SummaryRow]) -> Vec<Table> {
         rows_table(rows),
         machine(),
         stability_table(rows),
+        knee_table(rows),
         stalls_table(rows),
         likes(),
         responses_table(rows),
@@ -324,6 +325,42 @@ fn stability_table(rows: &[SummaryRow]) -> Option<Table> {
         ],
         cells,
     ))
+}
+
+/// The knee table, for a closed loop on a machine: per shard count what its clients commit,
+/// and the client count its rows commit the most at.
+fn knee_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|row| {
+            let knee = row.knee()?;
+            let (clients, at_clients) = knee.at_clients();
+            let best = units::plural(u64::from(knee.best_clients()), "client");
+            let more = knee.best_per_s() / at_clients.max(1e-9) - 1.0;
+            let words = if knee.best_clients() >= clients {
+                "more clients still help".to_owned()
+            } else if more >= 0.005 {
+                format!("{best} commit {:.0}% more than {clients}", 100.0 * more)
+            } else {
+                format!("{best} commit as much as {clients}")
+            };
+            Some(vec![
+                row.label(),
+                count(u64::from(clients)),
+                quantity(at_clients),
+                count(u64::from(knee.best_clients())),
+                quantity(knee.best_per_s()),
+                words,
+            ])
+        })
+        .collect();
+    (!cells.is_empty()).then(|| {
+        table(
+            "the clients' knee: what the rows commit at each client count (1, 2, 4, …), the best beside the loop's own",
+            &["shards", "clients", "commit/s", "best at", "best/s", "past the knee"],
+            cells,
+        )
+    })
 }
 
 /// What the probes at the peak found, in words.

@@ -61,6 +61,14 @@ impl Curve {
     pub fn population(&self) -> u32 {
         self.points.last().map_or(0, |&(n, _)| n)
     }
+
+    /// The population the curve peaks at (the smallest, on a tie) and its rate.
+    pub fn best(&self) -> (u32, f64) {
+        self.points.iter().copied().fold(
+            (0, f64::MIN),
+            |best, next| if next.1 > best.1 { next } else { best },
+        )
+    }
 }
 
 /// The populations measured up to `largest`: 1, 2, 4, … and `largest`.
@@ -81,6 +89,28 @@ pub fn curve(point: &Point<'_>, largest: u32, replication: u32) -> Curve {
     Curve { points }
 }
 
+/// What a closed loop's rows commit at each client count up to its own `clients` (1, 2, 4, …
+/// and `clients`), each client thinking and spending its time outside the database as the
+/// scenario's do, on the calm machine: where the loop's throughput peaks — its knee — and
+/// what the clients beyond it cost.
+pub fn client_curve(point: &Point<'_>, closed: &ClosedLoop, replication: u32) -> Curve {
+    let machine = Arc::new(MachineModel {
+        stalls: None,
+        ..(**point.scenario.machine()).clone()
+    });
+    let points = populations(closed.clients)
+        .into_iter()
+        .map(|clients| {
+            let loop_of = ClosedLoop {
+                clients,
+                think: closed.think.clone(),
+            };
+            (clients, committed(point, &loop_of, &machine, replication))
+        })
+        .collect();
+    Curve { points }
+}
+
 /// What `point`'s rows commit with `population` updates always in the database: a closed
 /// loop of that many clients with no think time and nothing outside the database (in a
 /// full pool a freed connection takes the next update at once), on the calm machine (its
@@ -93,11 +123,27 @@ fn rate_at(point: &Point<'_>, population: u32, replication: u32) -> f64 {
         idle_overhead: None,
         ..(**machine).clone()
     });
+    let closed = ClosedLoop {
+        clients: population,
+        think: HoldDist::Constant { hold_ns: 0 },
+    };
+    committed(point, &closed, &calm, replication)
+}
+
+/// What `point`'s rows commit a second under the closed loop `closed` on `machine`, measured
+/// after a short warm-up until about [`COMMITS`] commits.
+fn committed(
+    point: &Point<'_>,
+    closed: &ClosedLoop,
+    machine: &Arc<MachineModel>,
+    replication: u32,
+) -> f64 {
     let rows_ceiling =
         f64::from(point.rows) * 1e9 / point.scenario.saturated_row_hold_ns().max(1.0);
     let estimate = machine
         .ceiling_per_s()
         .map_or(rows_ceiling, |(ceiling, _)| ceiling.min(rows_ceiling))
+        .min(closed.max_rate_per_s(point.scenario.unqueued_response_ns()))
         .clamp(1.0, 1e9);
     let measured = ((COMMITS / estimate) * 1e9) as SimTime;
     let measured = measured.clamp(WARMUP_NS, LONGEST_NS);
@@ -112,12 +158,8 @@ fn rate_at(point: &Point<'_>, population: u32, replication: u32) -> f64 {
     };
     let config = crate::sweep::engine_config(&scenario, variant, replication);
     let seed = config.seed;
-    let closed = ClosedLoop {
-        clients: population,
-        think: HoldDist::Constant { hold_ns: 0 },
-    };
-    let pipeline = Pipeline::new(config, calm, NoEvents);
-    let (run, _) = pipeline.run_closed(&closed, scenario.hold(), None, seed, &mut |_| {});
+    let pipeline = Pipeline::new(config, Arc::clone(machine), NoEvents);
+    let (run, _) = pipeline.run_closed(closed, scenario.hold(), None, seed, &mut |_| {});
     run.completed as f64 / (measured as f64 / 1e9)
 }
 

@@ -190,6 +190,64 @@ impl StabilityFigures {
     }
 }
 
+/// A closed loop's knee: the number of its clients at which its rows commit the most, beside
+/// what all of its clients commit. A closed loop never collapses (a client waits for its
+/// answer before it asks again), but past its knee every client more only adds waiters that
+/// make each commit dearer: the same effect that tips an open stream's full pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientKnee {
+    /// The loop's clients.
+    pub(crate) clients: u32,
+    /// The client count (of 1, 2, 4, … and the loop's own) at which the rows commit the most.
+    pub(crate) best_clients: u32,
+    /// What they commit there, per second.
+    pub(crate) best_per_s: f64,
+    /// What the loop's own clients commit, measured the same way, per second.
+    pub(crate) at_clients_per_s: f64,
+}
+
+impl ClientKnee {
+    /// The client count at which the rows commit the most.
+    pub fn best_clients(&self) -> u32 {
+        self.best_clients
+    }
+
+    /// What they commit there, per second.
+    pub fn best_per_s(&self) -> f64 {
+        self.best_per_s
+    }
+
+    /// The loop's own clients, and what they commit, per second.
+    pub fn at_clients(&self) -> (u32, f64) {
+        (self.clients, self.at_clients_per_s)
+    }
+}
+
+/// The knee of `rows` rows of `policy` under `scenario`'s closed loop, when it is a closed loop
+/// alone on a machine (`None` otherwise).
+pub fn knee(scenario: &Scenario, policy: Policy, rows: u32) -> Option<ClientKnee> {
+    let ArrivalPlan::Closed(closed) = scenario.arrivals() else {
+        return None;
+    };
+    if !scenario.pipeline() || scenario.machine().is_empty() || scenario.has_open_requests() {
+        return None;
+    }
+    let point = Point {
+        scenario,
+        policy,
+        rows,
+        rate_per_s: 0.0,
+    };
+    let curve = curve::client_curve(&point, closed, 0);
+    let (best_clients, best_per_s) = curve.best();
+    Some(ClientKnee {
+        clients: closed.clients,
+        best_clients,
+        best_per_s,
+        at_clients_per_s: curve.full(),
+    })
+}
+
 /// Whether `scenario`'s shard counts are probed for metastability: an open stream on a
 /// machine (`[machine]`, `[wal]`, `[stalls]`, …) with at least one trigger (`[stalls]` or
 /// `[pool]`). The seed's lock model commits at the same rate whatever waits, so it has no

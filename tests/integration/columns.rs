@@ -84,6 +84,29 @@ clients = 8
 think_ms = 1
 "#;
 
+/// A closed loop on a machine: its clients' knee.
+const CLOSED_ON_A_MACHINE: &str = r#"
+name = "knee"
+seed = 4
+shards = [1, 4]
+duration_s = 2
+
+[hold]
+dist = "constant"
+ms = 0.1
+per_waiter_ms = 0.01
+
+[machine]
+cores = 2
+
+[machine.cpu]
+dist = "constant"
+ms = 0.05
+
+[arrivals]
+clients = 16
+"#;
+
 /// Batching app servers (which a closed loop and the likes table cannot join).
 const BATCHING: &str = r#"
 name = "batching"
@@ -165,7 +188,15 @@ fn a_feature_brings_its_columns_exactly_when_the_run_has_it() {
     );
     let closed = writes_its_features(CLOSED_LOOP, &[Responses, ClosedLoop], &[]);
     let batching = writes_its_features(BATCHING, &[Likes, Batching], &[]);
-    let written: BTreeSet<String> = [open, closed, batching].into_iter().flatten().collect();
+    let knee = writes_its_features(
+        CLOSED_ON_A_MACHINE,
+        &[Responses, ClosedLoop, Machine, Knee],
+        &[],
+    );
+    let written: BTreeSet<String> = [open, closed, batching, knee]
+        .into_iter()
+        .flatten()
+        .collect();
     let every: BTreeSet<String> = columns_of(&[]).into_iter().collect();
     let missing: Vec<&str> = SummaryRecord::COLUMNS
         .iter()

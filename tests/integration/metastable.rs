@@ -176,3 +176,24 @@ fn the_seed_model_commits_alike_whatever_waits_and_is_never_probed() {
     );
     assert!(!stability::applies(&plain));
 }
+
+#[test]
+fn a_closed_loops_knee_is_where_the_known_machine_commits_the_most() {
+    // The same row under a closed loop of 32 clients without think time: the 32 keep 30
+    // waiting, so it commits μ(32) = 400/s, where one or two clients commit 1,000/s.
+    let dir = tempfile::tempdir().unwrap();
+    let closed = scenario(
+        dir.path(),
+        &format!(
+            "shards = [1]\nduration_s = 2\n[hold]\nms = {HOLD_MS}\nper_waiter_ms = {PER_WAITER_MS}\n\
+             [arrivals]\nclients = 32\n"
+        ),
+    );
+    let knee =
+        stability::knee(&closed, Policy::EarliestFree, 1).expect("a closed loop on a machine");
+    assert!(knee.best_clients() <= 2, "{knee:?}");
+    assert!((knee.best_per_s() / mu(1) - 1.0).abs() < 0.03, "{knee:?}");
+    let (clients, at_clients) = knee.at_clients();
+    assert_eq!(clients, 32);
+    assert!((at_clients / mu(32) - 1.0).abs() < 0.03, "{knee:?}");
+}

@@ -48,11 +48,12 @@ fn the_planners_question_takes_the_smallest_row_count_meeting_each_target() {
         .iter()
         .map(|a| (a.measured, a.predicted, a.agrees()))
         .collect();
-    // 2 ms: 8 measured, 16 predicted (one larger: agrees); 5 ms: 4 and 8 (agrees);
-    // 20 ms: 3 and 3.
+    // Keeping up at all: 2 rows either way; 2 ms: 8 measured, 16 predicted (one larger:
+    // agrees); 5 ms: 4 and 8 (agrees); 20 ms: 3 and 3.
     assert_eq!(
         pairs,
         [
+            (Some(2), Some(2), true),
             (Some(8), Some(16), true),
             (Some(4), Some(8), true),
             (Some(3), Some(3), true)
