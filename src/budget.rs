@@ -24,12 +24,14 @@ const WINDOW_LIST_BYTES: u64 = 512 << 10;
 /// Bytes a finished replication beyond the first keeps when its waits are frozen to their
 /// summary (measured: 1,000 replications of 3 shard counts peak at 24 MB, 3,000 at 35 MB).
 const FROZEN_RUN_BYTES: u64 = 4 << 10;
-/// Bytes of one per-key histogram (2 significant digits) and how many keys get one.
-const KEY_HISTOGRAM_BYTES: u64 = 46 << 10;
+/// Bytes of one per-key histogram (2 significant digits) as it is resident, and how many keys
+/// get one: its 46 KB of counts are zeroed pages the operating system commits only where a
+/// wait lands (measured: 1,000 keys over two shard counts peak 14 MB above 100 keys).
+const KEY_HISTOGRAM_BYTES: u64 = 20 << 10;
 const KEY_HISTOGRAMS: u64 = 512;
 /// Bytes per row of a key (free time, count, heap slot) and per touched key (index, figures).
-const ROW_BYTES: u64 = 32;
-const KEY_BYTES: u64 = 96;
+const ROW_BYTES: u64 = 24;
+const KEY_BYTES: u64 = 64;
 /// Bytes of a random-order waiting line (`[hold] grant_order = "random"`), one per key or row.
 const RANDOM_LINE_BYTES: u64 = 24;
 /// Bytes per distinct key name of a trace (the name twice, in a vector and a map).
@@ -73,9 +75,16 @@ pub const MAX_REQUESTS: f64 = 1e11;
 const FALLBACK_BUDGET: u64 = 8 << 30;
 /// What the process takes before any scenario's memory: code, the allocator's arenas, the
 /// worker threads' stacks, the arrival chunks and the output rendered in memory (measured:
-/// 14–17 MB peak for a run of a few hundred arrivals, 22–25 MB for a pgbench-like closed
-/// loop whose other parts are a few MB).
-pub const BASE_BYTES: u64 = 20 << 20;
+/// 12–15 MB peak for grids of 25 and 400 configurations of ten arrivals each, 18 MB for a run
+/// of 400,000 on two keys whose other parts are a few MB).
+pub const BASE_BYTES: u64 = 14 << 20;
+/// What parsing a scenario takes per byte of its text, at its peak (measured: a crash list of
+/// 10,000 and of 100,000 inline tables, 0.32 and 3.2 MB of text, peaked 15 and 158 MB above a
+/// small scenario's parse: 48–49 bytes a byte).
+const PARSE_BYTES_PER_BYTE: u64 = 50;
+/// A calendar entry (time, place, event), as the pipeline keeps one per batching crash from
+/// the start.
+const CALENDAR_ENTRY_BYTES: u64 = 32;
 
 /// A run's estimated cost.
 #[derive(Debug, Clone, PartialEq)]
@@ -298,7 +307,7 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
     let live_engines = variant_count * in_flight;
     let windows = scenario.window_count() as u64;
     let window_bytes = windows * size_of::<WindowRow>() as u64;
-    let (first_run, later_run) = run_bytes(scenario);
+    let (first_run, later_run) = run_bytes(scenario, scenario.expected_arrivals() as f64);
     let arrivals = scenario.expected_arrivals() as f64;
     let trace_keys = match &scenario.arrivals() {
         ArrivalPlan::Trace(info) => info.keys.len() as u64 * TRACE_KEY_BYTES,
@@ -325,7 +334,24 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
         .as_ref()
         .map_or(0, |pool| pool.neighbours.len() as u64);
     let neighbour_copies = (live_engines + variant_count) * neighbours * HISTOGRAM_BYTES;
-    let parts: [(&'static str, u64); 7] = [
+    let crashes = scenario
+        .features()
+        .batching
+        .as_ref()
+        .map_or(0, |b| b.crashes.len() as u64);
+    let text = scenario.source_bytes() * PARSE_BYTES_PER_BYTE
+        + live_engines * crashes * CALENDAR_ENTRY_BYTES;
+    // Each region's staleness, in seconds and in likes, is a histogram per merge rule in the
+    // first replication's observer of every shard count (measured: 64 regions over two shard
+    // counts peak 110 MB).
+    let regions = scenario.regions().map_or(0, |plan| {
+        variant_count
+            * plan.replications.len() as u64
+            * plan.names.len() as u64
+            * 2
+            * HISTOGRAM_BYTES
+    });
+    let parts: [(&'static str, u64); 9] = [
         (
             "window_s",
             live_engines * window_bytes + variant_count * windows * OUTPUT_WINDOW_BYTES,
@@ -345,6 +371,8 @@ pub fn estimate(scenario: &Scenario, threads: usize) -> Estimate {
             copies_waiting_bytes(scenario, in_flight),
         ),
         ("neighbours", neighbour_copies),
+        (longest_list(scenario), text),
+        ("regions.names", regions),
     ];
     let largest = parts
         .iter()
@@ -388,18 +416,63 @@ impl Estimate {
     }
 }
 
-/// The memory a grid is expected to take at its peak: `threads` configurations' engines at a
-/// time (the largest), and every configuration's results, which the grid keeps until it
-/// writes them. `estimates` pairs each configuration's estimate with its queue limit.
+/// The field that makes a scenario's text long, for a refusal to name: its longest list of
+/// tables (a batching crash list, the neighbour endpoints, a profile's segments).
+fn longest_list(scenario: &Scenario) -> &'static str {
+    let features = scenario.features();
+    let segments = match scenario.arrivals() {
+        ArrivalPlan::Poisson { segments } => segments.len(),
+        ArrivalPlan::Trace(_) | ArrivalPlan::Closed(_) => 0,
+    };
+    [
+        (
+            features.batching.as_ref().map_or(0, |b| b.crashes.len()),
+            "batching.crash",
+        ),
+        (
+            features.pool.as_ref().map_or(0, |p| p.neighbours.len()),
+            "neighbours",
+        ),
+        (segments, "arrivals.profile"),
+    ]
+    .into_iter()
+    .filter(|&(length, _)| length > 1)
+    .max_by_key(|&(length, _)| length)
+    .map_or("the scenario's length", |(_, field)| field)
+}
+
+/// How many of a grid's `configurations` are in memory at once on `threads` threads: one a
+/// thread (measured: the final's grid of 1,000 configurations on two threads peaks at 96 MB,
+/// the memory of two of its runs and its results).
+fn grid_in_flight(configurations: usize, threads: usize) -> u64 {
+    configurations.max(1).min(threads.max(1)) as u64
+}
+
+/// The memory a grid is expected to take at its peak: the process itself once, the
+/// configurations in flight at a time (the largest ones, their queues at their expected
+/// worst), and every configuration's results, which the grid keeps until it writes them.
+/// `estimates` pairs each configuration's estimate with its queue limit.
 pub fn expected_grid_bytes(estimates: &[(Estimate, u64)], threads: usize) -> u64 {
-    let at_once = estimates.len().min(threads.max(1)) as u64;
-    let largest = estimates
+    let each: Vec<u64> = estimates
         .iter()
         .map(|(e, limit)| e.expected_bytes(*limit) - BASE_BYTES)
-        .max()
-        .unwrap_or(0);
-    let kept: u64 = estimates.iter().map(|(e, _)| e.output_bytes).sum();
-    BASE_BYTES + at_once * largest + kept
+        .collect();
+    grid_bytes(estimates.iter().map(|(e, _)| e), &each, threads)
+}
+
+/// The process once, the largest of `each` configuration's own bytes as many as are in
+/// flight, and every configuration's results.
+fn grid_bytes<'a>(
+    estimates: impl ExactSizeIterator<Item = &'a Estimate>,
+    each: &[u64],
+    threads: usize,
+) -> u64 {
+    let in_flight = grid_in_flight(estimates.len(), threads) as usize;
+    let kept: u64 = estimates.map(|e| e.output_bytes).sum();
+    let mut largest = each.to_vec();
+    largest.sort_unstable_by(|a, b| b.cmp(a));
+    let at_once: u64 = largest.iter().take(in_flight).sum();
+    BASE_BYTES.saturating_add(at_once).saturating_add(kept)
 }
 
 /// A shard count's queue by a fluid model of its offered load.
@@ -587,7 +660,7 @@ fn fluid_over(
 /// What one shard count's results keep: the first replication's (its waits' histogram and
 /// the behaviours'), and each later one's (its summary and the behaviours' histograms, which
 /// are pooled over replications).
-fn run_bytes(scenario: &Scenario) -> (u64, u64) {
+fn run_bytes(scenario: &Scenario, arrivals: f64) -> (u64, u64) {
     let features = &scenario.features();
     let neighbours = features
         .pool
@@ -598,9 +671,10 @@ fn run_bytes(scenario: &Scenario) -> (u64, u64) {
     } else {
         6 + neighbours as u64
     };
+    let histogram = resident(HISTOGRAM_BYTES, arrivals);
     (
-        (1 + pooled) * HISTOGRAM_BYTES,
-        FROZEN_RUN_BYTES + pooled * HISTOGRAM_BYTES,
+        (1 + pooled) * histogram,
+        FROZEN_RUN_BYTES + pooled * histogram,
     )
 }
 
@@ -621,8 +695,16 @@ fn engine_rows_bytes(scenario: &Scenario, variants: &[Variant], arrivals: f64) -
         + key_rows * ROW_BYTES
         + random_lines
         + key_tables
-        + HISTOGRAM_BYTES
-        + WINDOW_LIST_BYTES
+        + resident(HISTOGRAM_BYTES, arrivals)
+        + resident(WINDOW_LIST_BYTES, arrivals)
+}
+
+/// What of `bytes` of zeroed or growing memory a run of `arrivals` keeps resident: at most a
+/// page for each (the operating system commits a zeroed page only where a value lands, and a
+/// list grows with what it holds), so a run of ten arrivals does not count a whole histogram.
+fn resident(bytes: u64, arrivals: f64) -> u64 {
+    const PAGE: f64 = 4096.0;
+    bytes.min((PAGE * (arrivals.max(0.0) + 1.0)) as u64)
 }
 
 /// A trace's extra copies waiting in a heap for up to the jitter (one replay per replication
@@ -714,9 +796,8 @@ fn touched_keys_and_rows(scenario: &Scenario, variants: &[Variant], arrivals: f6
 }
 
 /// Checks a grid sweep as a whole: the work of every configuration (`estimates`) against the
-/// work limit, and the memory of the configurations that may run at once — with `threads`
-/// workers, rayon's nested parallelism can hold up to `threads × (log₂ configurations + 1)` —
-/// against `budget`.
+/// work limit, and the memory of the configurations that run at once on `threads` workers,
+/// counted as `--dry-run` counts them, against `budget`.
 pub fn admit_grid(
     path: &std::path::Path,
     estimates: &[Estimate],
@@ -735,22 +816,23 @@ pub fn admit_grid(
             ),
         ));
     }
-    let configurations = estimates.len().max(1);
-    let depth = (usize::BITS - configurations.leading_zeros()) as usize;
-    let in_flight = configurations.min(threads.max(1) * (depth + 1)) as u64;
-    let largest = estimates
+    // The process itself is counted once; each configuration in flight its own engines (with
+    // their least queues), as `--dry-run` counts them.
+    let in_flight = grid_in_flight(estimates.len(), threads);
+    let each: Vec<u64> = estimates
         .iter()
-        .map(|e| e.fixed_bytes + e.live_engines * MIN_QUEUED * e.queued_bytes)
-        .max()
-        .unwrap_or(0);
-    if largest.saturating_mul(in_flight) > budget.bytes {
+        .map(|e| e.fixed_bytes - BASE_BYTES + e.live_engines * MIN_QUEUED * e.queued_bytes)
+        .collect();
+    let largest = each.iter().copied().max().unwrap_or(0);
+    let needed = grid_bytes(estimates.iter(), &each, threads);
+    if needed > budget.bytes {
         return Err(InputError::scenario(
             path,
             "sweep",
             format!(
                 "up to {in_flight} configurations may run at once, needing about {} of memory ({} each), more than {} of {}; \
                  use fewer --threads, split the sweep with --partition K/M, or raise --max-memory",
-                human_bytes(largest.saturating_mul(in_flight)),
+                human_bytes(needed),
                 human_bytes(largest),
                 budget.source,
                 human_bytes(budget.bytes)

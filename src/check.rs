@@ -278,14 +278,29 @@ impl Columns {
         })?;
         let mut compared = Vec::new();
         for (column, _) in self::compared() {
-            // A feature's column is written only when the run has the feature: missing, it
-            // reads as empty, as an older baseline's empty column does.
+            // A feature's column is written only when the run has the feature: missing with
+            // every other column of its feature, it reads as empty, as an older baseline's
+            // empty column does. Missing beside the others, the baseline was cut.
+            let feature = Feature::of(column);
+            let has_feature = || {
+                SummaryRecord::COLUMNS
+                    .iter()
+                    .any(|&(other, _)| Feature::of(other) == feature && index(other).is_some())
+            };
             let at = match index(column) {
                 Some(at) => at,
-                None if Feature::of(column) != Feature::Always => usize::MAX,
+                None if feature != Feature::Always && !has_feature() => usize::MAX,
                 None => {
                     return Err(at_line_1(format!(
-                        "the header has no {column} column; regenerate the baseline with --update"
+                        "the header has no {column} column{}; regenerate the baseline with --update",
+                        if feature == Feature::Always {
+                            String::new()
+                        } else {
+                            format!(
+                                " though it has the other columns of the {} feature",
+                                feature.name()
+                            )
+                        }
                     )));
                 }
             };

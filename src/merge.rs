@@ -48,6 +48,7 @@ pub struct MergeRequest<'a> {
 /// is reloaded from where the slices ran it, and must be unchanged.
 pub fn merge(request: &MergeRequest<'_>) -> anyhow::Result<()> {
     let out_dir = request.out_dir;
+    crate::output::check_destination(out_dir)?;
     if let Some(part) = request
         .parts
         .iter()

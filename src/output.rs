@@ -62,7 +62,11 @@ impl Staging {
         fs::create_dir(&temp).map_err(cannot)?;
         // A kill here leaves an empty folder, which the next run knows for a dead run's.
         crate::faults::at("staging-made");
-        fs::write(temp.join(STAMP), stamp()).map_err(cannot)?;
+        if let Err(err) = fs::write(temp.join(STAMP), stamp()) {
+            // A full disk: nothing of this run is left behind.
+            let _ = fs::remove_dir_all(&temp);
+            return Err(cannot(err).into());
+        }
         Ok(Staging {
             target: target.to_path_buf(),
             temp,
@@ -90,9 +94,10 @@ impl Staging {
     /// lists every file written. Refused, naming the file, when something not shardsim's
     /// appeared in the output folder during the run.
     ///
-    /// An interrupt cannot cut into the step that puts the results in place: before it, the
-    /// interrupt removes the new results and leaves the previous ones untouched; during it, it
-    /// waits, and then says the new results are in place.
+    /// An interrupt cannot cut into the step that puts the results in place and removes the
+    /// previous ones: before it, the interrupt removes the new results and leaves the previous
+    /// ones untouched; during it, it waits, and then says the new results are in place — with
+    /// nothing of the previous output left behind.
     pub fn commit(mut self) -> anyhow::Result<()> {
         use crate::faults::at;
         check_replaceable(&self.target)?;
@@ -127,11 +132,11 @@ impl Staging {
             "the new results are in place in {}",
             self.target.display()
         ));
-        drop(held);
-        at("commit-released");
         if let Some(previous) = previous {
             remove_previous(&previous);
         }
+        drop(held);
+        at("commit-released");
         at("commit-done");
         Ok(())
     }
@@ -253,8 +258,27 @@ fn read_head(path: &Path) -> Result<Vec<u8>, InputError> {
     Ok(head)
 }
 
-/// The folder a target sits in and its own name.
+/// Refuses, before any work, a destination that cannot be one (`DIR/.`, `DIR/..`, `/`): what
+/// [`Staging::prepare`] would refuse after the work.
+pub fn check_destination(target: &Path) -> Result<(), InputError> {
+    place(target).map(|_| ())
+}
+
+/// The folder a target sits in and its own name; a target that names no file or folder of its
+/// own (`DIR/.`, `DIR/..`, `/`) is refused.
 fn place(target: &Path) -> Result<(PathBuf, String), InputError> {
+    let raw = target.as_os_str().to_string_lossy();
+    let last = raw
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    if matches!(last, "" | "." | "..") {
+        return Err(InputError::file(
+            target,
+            "cannot be written: name a file or folder of its own (not `.`, `..` or `/`)",
+        ));
+    }
     let name = target
         .file_name()
         .ok_or_else(|| InputError::file(target, "cannot be written: name a file or folder"))?

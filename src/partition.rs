@@ -323,7 +323,7 @@ pub fn read_inputs(
             &missing,
             &broken,
             slices,
-            by_slice.len(),
+            folders.len(),
             rerun,
         ));
     }

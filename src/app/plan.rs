@@ -52,6 +52,9 @@ pub(super) fn plan_capacity(args: &PlanArgs) -> anyhow::Result<()> {
 
 /// Plans every traffic level and configuration, each checked before any simulation.
 fn plan_all(args: &PlanArgs) -> anyhow::Result<Planned> {
+    if let Some(out) = &args.out {
+        crate::output::check_destination(out)?;
+    }
     let levels = traffic_levels(&args.flags)?;
     let pool = thread_pool(&args.flags)?;
     let mut planned = Planned {

@@ -114,6 +114,9 @@ pub struct Scenario {
     /// The most requests one shard count may hold queued before it is stopped as saturated
     /// (a run setting from the memory budget, not a scenario field; see [`crate::budget`]).
     queue_limit: u64,
+    /// The length of the text it was parsed from, calibration included, bytes: parsing takes
+    /// memory in proportion ([`crate::budget`]).
+    source_bytes: u64,
     /// The file as read (its calibration merged in), from which [`Scenario::resolved`] writes
     /// `scenario.toml` with every default filled in.
     file: ScenarioFile,
@@ -471,6 +474,7 @@ impl Scenario {
             validate::resolve(path, file, overrides).map_err(|err| merged.blame(err))?;
         scenario.calibration_kept = merged.kept();
         scenario.calibration_spread.clone_from(&merged.spread);
+        scenario.source_bytes = merged.text.len() as u64;
         Ok(scenario)
     }
 
@@ -500,6 +504,7 @@ impl Scenario {
         }
         let mut grid = grid::expand(path, file, overrides).map_err(|err| merged.blame(err))?;
         for configuration in &mut grid.configurations {
+            configuration.scenario.source_bytes = merged.text.len() as u64;
             configuration.scenario.calibration_kept = merged.kept();
             configuration
                 .scenario
@@ -507,6 +512,11 @@ impl Scenario {
                 .clone_from(&merged.spread);
         }
         Ok(grid)
+    }
+
+    /// The length of the text it was parsed from, bytes.
+    pub fn source_bytes(&self) -> u64 {
+        self.source_bytes
     }
 
     /// The engines of a sweep, per policy in the scenario's order: every static shard count,

@@ -164,6 +164,7 @@ pub(super) fn resolve(
         calibration_kept: Vec::new(),
         calibration_spread: None,
         queue_limit: crate::model::engine::MAX_QUEUED,
+        source_bytes: 0,
         file: ScenarioFile::default(),
     };
     check_closed_loop(&scenario).map_err(err)?;

@@ -88,6 +88,8 @@ fn signals_at_the_commit(rounds: usize) -> usize {
                 assert_eq!(output.status.code(), Some(130), "{fault}: {message}");
                 assert_eq!(message.trim().lines().count(), 1, "{fault}: {message}");
                 let now = contents(&dir.path().join("out"));
+                // Whatever the signal interrupted, nothing of either output is left beside it.
+                assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{fault}");
                 if now == new {
                     assert!(
                         message.contains("the new results are in place in out"),

@@ -465,7 +465,7 @@ fn merge_names_every_unusable_slice_at_once_with_one_command_to_re_run_them() {
         "slice 0: its partition.json is missing; ",
         "slice 1: a file stands in its folder's place; ",
         "slice 2: its runs.jsonl changed since the slice wrote it",
-        "(0 given; slices are numbered 0 … 3): re-run them: again.sh 0,1,2,3",
+        "(3 given; slices are numbered 0 … 3): re-run them: again.sh 0,1,2,3",
     ] {
         assert!(message.contains(expected), "{expected}: {message}");
     }

@@ -607,3 +607,200 @@ fn periods_have_a_floor_so_a_run_never_spins() {
         );
     }
 }
+
+#[test]
+fn an_output_that_names_no_folder_of_its_own_is_refused_before_any_work() {
+    // `DIR/.` used to run the whole simulation, then fail with exit 3; `sub/..` was refused
+    // up front. Each is refused at once, naming the flag's path, with nothing written.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    for out in ["sub/.", "sub/..", ".", "sub/./"] {
+        for command in [
+            vec!["run", "test.toml", "--out", out],
+            vec!["plan", "test.toml", "--p99-ms", "5", "--out", out],
+        ] {
+            let output = shardsim(dir.path(), &command);
+            let message = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{command:?}: {message}");
+            assert!(
+                message.contains("name a file or folder of its own"),
+                "{command:?}: {message}"
+            );
+        }
+    }
+    let mut left: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["sub", "test.toml"]);
+    assert_eq!(fs::read_dir(dir.path().join("sub")).unwrap().count(), 0);
+}
+
+/// Mounts a tmpfs of `kib` KiB on `at`, when this process may (root, with `mount`); `false`
+/// when it cannot, and the caller skips what needs it.
+fn small_disk(at: &Path, kib: u32) -> bool {
+    fs::create_dir_all(at).unwrap();
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+        .arg(at)
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+#[test]
+fn a_full_disk_leaves_no_staging_folder_behind() {
+    // On a file system with no room, run, plan and merge exit 3 and leave nothing beside
+    // their output (before: an empty staging folder).
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("disk");
+    if !small_disk(&disk, 8) {
+        eprintln!("skipped: cannot mount a small tmpfs here (not root, or no mount)");
+        assert!(
+            !crate::common::in_ci(),
+            "CI mounts a small tmpfs for this test"
+        );
+        return;
+    }
+    fs::write(dir.path().join("test.toml"), GOOD).unwrap();
+    fs::write(
+        dir.path().join("grid.toml"),
+        format!("{GOOD}[sweep]\n\"hold.ms\" = [1, 2]\n"),
+    )
+    .unwrap();
+    for slice in ["0/2", "1/2"] {
+        let out = format!("parts/slice-{}", &slice[..1]);
+        let made = shardsim(
+            dir.path(),
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                slice,
+                "--out",
+                &out,
+                "--quiet",
+            ],
+        );
+        assert!(made.status.success(), "{}", stderr(&made));
+    }
+    // Fill what is left of the disk.
+    let _ = fs::write(disk.join("filler"), vec![0u8; 8 << 10]);
+    let runs: [&[&str]; 3] = [
+        &["run", "test.toml", "--out", "disk/out"],
+        &["plan", "test.toml", "--p99-ms", "5", "--out", "disk/plan"],
+        &[
+            "merge",
+            "parts/slice-0",
+            "parts/slice-1",
+            "--out",
+            "disk/merged",
+        ],
+    ];
+    for command in runs {
+        let output = shardsim(dir.path(), command);
+        let left: Vec<String> = fs::read_dir(&disk)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "filler")
+            .collect();
+        assert!(
+            !output.status.success() && left.is_empty(),
+            "{command:?} (exit {:?}): left {left:?}: {}",
+            output.status.code(),
+            stderr(&output)
+        );
+    }
+    let _ = Command::new("umount").arg(&disk).status();
+}
+
+#[test]
+fn a_baseline_cut_short_of_one_of_a_features_columns_is_bad_input() {
+    // A baseline with the clients' columns but without `amplification` (or user_failures,
+    // count_drift, goodput_per_s) was a regression (exit 1); it is a malformed baseline, as
+    // every other missing column is (exit 2).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo("scenarios/retry-storm.toml"),
+        dir.path().join("retry-storm.toml"),
+    )
+    .unwrap();
+    fs::create_dir(dir.path().join("baselines")).unwrap();
+    let baseline = fs::read_to_string(repo("scenarios/baselines/retry-storm.csv")).unwrap();
+    for column in [
+        "amplification",
+        "user_failures",
+        "count_drift",
+        "goodput_per_s",
+    ] {
+        let mut lines = baseline.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = header.iter().position(|c| *c == column).unwrap();
+        let cut = |line: &str| {
+            let mut cells: Vec<&str> = line.split(',').collect();
+            cells.remove(at);
+            cells.join(",")
+        };
+        let text: Vec<String> = std::iter::once(cut(&header.join(",")))
+            .chain(lines.map(cut))
+            .collect();
+        fs::write(
+            dir.path().join("baselines/retry-storm.csv"),
+            text.join("\n") + "\n",
+        )
+        .unwrap();
+        let output = shardsim(dir.path(), &["check", "retry-storm.toml"]);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{column}: {message}");
+        assert!(
+            message.contains(&format!("no {column} column")),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn merge_counts_the_slices_it_was_given() {
+    // Three slices of a run of four, one of them changed since it was written: the refusal
+    // says three were given (it said two: the ones it could use).
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("grid.toml"),
+        format!("{GOOD}[sweep]\n\"hold.ms\" = [1, 2, 3, 4]\n"),
+    )
+    .unwrap();
+    for k in 0..3 {
+        let made = shardsim(
+            dir.path(),
+            &[
+                "run",
+                "grid.toml",
+                "--partition",
+                &format!("{k}/4"),
+                "--out",
+                &format!("slice-{k}"),
+                "--quiet",
+            ],
+        );
+        assert!(made.status.success(), "{}", stderr(&made));
+    }
+    let runs = fs::read_dir(dir.path().join("slice-2"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("runs"))
+        })
+        .unwrap();
+    let mut bytes = fs::read(&runs).unwrap();
+    bytes.push(b'\n');
+    fs::write(&runs, bytes).unwrap();
+    let output = shardsim(
+        dir.path(),
+        &["merge", "slice-0", "slice-1", "slice-2", "--out", "merged"],
+    );
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains("(3 given;"), "{message}");
+}

@@ -44,7 +44,7 @@ impl AtRiskFigure<'_> {
         draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
-        draw_instants(&mut chart, &crashes, y.range(), (10, 6, 2))?;
+        draw_instants(&mut chart, &crashes, end_s, y.range(), (10, 6, 2))?;
         for (_, points) in &lines {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             draw_time_line(&mut chart, plotted.collect(), PALETTE[0].stroke_width(2))?;
@@ -53,14 +53,34 @@ impl AtRiskFigure<'_> {
     }
 }
 
-/// Marks each of `instants` (s) with a dashed vertical line across `y` — (dash, gap, width).
+/// The most vertical lines a chart marks instants with: about one per two pixels of its plot.
+const MOST_INSTANTS: f64 = 500.0;
+
+/// `instants` (s, ascending) on a time axis `end_s` long, those closer than the chart can tell
+/// apart merged into one: a hundred thousand crashes draw a few hundred lines, not a file of
+/// a gigabyte.
+fn distinct_instants(instants: &[f64], end_s: f64) -> Vec<f64> {
+    let apart = end_s.max(f64::MIN_POSITIVE) / MOST_INSTANTS;
+    let mut kept: Vec<f64> = Vec::new();
+    for &at in instants {
+        if kept.last().is_none_or(|&last| at - last >= apart) {
+            kept.push(at);
+        }
+    }
+    kept
+}
+
+/// Marks each of `instants` (s, ascending) on a time axis `end_s` long with a dashed vertical
+/// line across `y` — (dash, gap, width); instants closer than the chart can tell apart share
+/// one.
 pub(super) fn draw_instants<DB: DrawingBackend>(
     chart: &mut Plot<'_, DB>,
     instants: &[f64],
+    end_s: f64,
     y: std::ops::Range<f64>,
     (dash, gap, width): (u32, u32, u32),
 ) -> DrawResult<DB> {
-    for &at in instants {
+    for at in distinct_instants(instants, end_s) {
         chart.draw_series(DashedLineSeries::new(
             vec![(at, y.start), (at, y.end)],
             dash,

@@ -76,7 +76,7 @@ impl DriftFigure<'_> {
         draw_mesh(&mut chart, "time (s)", &y_desc, &|v| number(*v), &|v| {
             y.label(*v)
         })?;
-        draw_instants(&mut chart, &passes, y.range(), (3, 5, 1))?;
+        draw_instants(&mut chart, &passes, end_s, y.range(), (3, 5, 1))?;
         for (i, (_, points)) in lines.iter().enumerate() {
             let plotted = points.iter().map(|&(t, v)| (t, y.to_plot(v)));
             draw_time_line(
