@@ -923,7 +923,11 @@ impl Calibration {
         out.write_record(header).expect("writing to memory");
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
         for (run, kind) in self.every_run() {
+            // A run that fell behind from its first instant answers none of the updates sent
+            // in its measured seconds: its response columns are empty, not zero.
+            let answered = run.measured.responses.count() > 0;
             let summary = run.measured.responses.summary();
+            let response = |ns: u64| opt(answered.then(|| crate::time::ns_to_ms(ns)));
             out.write_record([
                 run.load.rows.to_string(),
                 run.load.clients.to_string(),
@@ -934,9 +938,9 @@ impl Calibration {
                 format!("{:.1}", run.measured.tps),
                 format!("{:.1}", run.fitted.tps),
                 format!("{:.4}", run.fitted.tps / run.measured.tps.max(1.0) - 1.0),
-                format!("{:.4}", crate::time::ns_to_ms(summary.p50_ns)),
+                response(summary.p50_ns),
                 format!("{:.4}", run.fitted.p50_ms),
-                format!("{:.4}", crate::time::ns_to_ms(summary.p99_ns)),
+                response(summary.p99_ns),
                 opt(run.measured.steady_p99_ns.map(crate::time::ns_to_ms)),
                 format!("{:.4}", run.fitted.p99_ms),
                 opt(run.measured.fsyncs_per_commit),

@@ -119,8 +119,11 @@ impl Point {
         calibrated_tps: Option<f64>,
     ) -> Point {
         let measured_tps = median(repeats.iter().map(|r| r.tps));
+        // A repeat that answered nothing sent in its measured seconds (it fell behind from its
+        // start) has no response figures to take the median of.
+        let answered = || repeats.iter().filter(|r| r.responses.count > 0);
         let figure = |of: fn(&WaitSummary) -> u64| {
-            median(repeats.iter().map(|r| of(&r.responses) as f64)).round() as u64
+            median(answered().map(|r| of(&r.responses) as f64)).round() as u64
         };
         let measured = WaitSummary {
             count: repeats.iter().map(|r| r.responses.count).sum(),
@@ -372,7 +375,7 @@ impl Point {
         let p99s = |stable_only: bool| {
             self.repeats
                 .iter()
-                .filter(move |r| r.stable || !stable_only)
+                .filter(move |r| (r.stable || !stable_only) && r.responses.count > 0)
                 .map(|r| r.responses.p99_ns as f64)
         };
         let (low, high) = if p99s(true).next().is_some() {
@@ -445,7 +448,8 @@ impl Point {
 
     /// The lowest and highest measured p99 response over the repeats, ns.
     pub fn p99_range(&self) -> (u64, u64) {
-        let (low, high) = range(self.repeats.iter().map(|r| r.responses.p99_ns as f64));
+        let answered = self.repeats.iter().filter(|r| r.responses.count > 0);
+        let (low, high) = range(answered.map(|r| r.responses.p99_ns as f64));
         (low as u64, high as u64)
     }
 

@@ -201,8 +201,8 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
     // Five closed loops (1 row at 1, 4 and 64 clients — the herd of a backlogged stream — and
-    // 4 rows at 1 and 4), the three open streams, then the busiest loop again.
-    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    // 4 rows at 1 and 4), the three open streams, the full pool, then the busiest loop again.
+    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
     assert!(csv.lines().nth(3).unwrap().starts_with("1,64,,"), "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
@@ -218,7 +218,9 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         let steady: f64 = open[column("measured_steady_p99_ms")].parse().unwrap();
         assert!(steady > 0.0, "{open:?}");
     }
-    for closed in records[..5].iter().chain(&records[8..]) {
+    assert_eq!(&records[8][column("run")], "full-pool", "{csv}");
+    assert_eq!(&records[9][column("run")], "again", "{csv}");
+    for closed in records[..5].iter().chain(&records[9..]) {
         assert!(
             closed[column("measured_steady_p99_ms")].is_empty(),
             "{closed:?}"
@@ -232,7 +234,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     // measured 44% apart on one and four rows, which no model can split.
     let closed: Vec<&csv::StringRecord> = records[..5]
         .iter()
-        .chain(&records[8..])
+        .chain(&records[9..])
         .filter(|closed| &closed[column("clients_or_connections")] != "64")
         .collect();
     let number =
@@ -272,7 +274,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         fitted <= 0.8 * guessed,
         "misfit {fitted:.4} fitted, {guessed:.4} at the first guess\n{csv}"
     );
-    let again = &records[8];
+    let again = &records[9];
     assert_eq!(
         (
             &again[column("rows")],
@@ -375,7 +377,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
     );
     assert!(!server.schema_exists(), "the schema is dropped at the end");
     let csv = std::fs::read_to_string(out.join("validation.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 11, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 17, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     for record in reader.records() {
         let record = record.unwrap();
