@@ -127,13 +127,19 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
 
-    /// Seconds measured per run, after a 1 s warm-up (0.5 to 60).
-    #[arg(long, value_name = "S", default_value_t = 5.0, value_parser = values::calibration_seconds)]
+    /// Seconds measured per run, after a 1 s warm-up (0.5 to 60); each closed loop is measured
+    /// twice, an open stream four times as long once.
+    #[arg(long, value_name = "S", default_value_t = 2.5, value_parser = values::calibration_seconds)]
     pub(crate) duration_s: f64,
 
     /// Rows of the many-rows series (2 to 4096).
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = values::calibration_rows)]
     pub(crate) max_rows: u32,
+
+    /// The share of a loop's measurements the calibration's band is meant to hold (0.5 to
+    /// 0.99, or 50% to 99%): run, plan and validate answer at its ends.
+    #[arg(long, value_name = "SHARE", default_value = "0.9", value_parser = values::coverage)]
+    pub(crate) coverage: f64,
 
     /// Client counts of each series, comma-separated (1 to 256 each).
     #[arg(long, value_name = "LIST", default_value = "1,2,4,8,16,32", value_delimiter = ',', value_parser = values::client_counts)]

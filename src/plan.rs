@@ -175,6 +175,9 @@ pub struct SpreadAnswers {
     pub(crate) slower: f64,
     /// The fast end's factor.
     pub(crate) faster: f64,
+    /// The share of measurements the band is meant to hold (`None`: an old calibration's
+    /// spread, which states none).
+    pub(crate) coverage: Option<f64>,
     /// The answer at the slow end.
     pub(crate) at_slower: Option<u32>,
     /// The answer with the calibration as fitted.
@@ -218,6 +221,7 @@ pub fn over_spread(
     let answers = SpreadAnswers {
         slower: spread.slower,
         faster: spread.faster,
+        coverage: spread.coverage,
         at_slower: slow.answer,
         as_fitted: fitted.answer,
         at_faster: fast.answer,

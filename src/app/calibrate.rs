@@ -37,6 +37,7 @@ pub(super) fn calibrate_database(args: &CalibrateArgs) -> anyhow::Result<()> {
         }),
         watch_s: args.watch,
         server_log: args.server_log.clone(),
+        coverage: args.coverage,
     };
     let say = |line: &str| {
         if !args.quiet {

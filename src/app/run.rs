@@ -56,9 +56,9 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     );
     let simulated = pool.install(|| simulate(&scenario, &staging, args.events, &bars));
     bars.finish();
-    let simulated = simulated?;
+    let mut simulated = simulated?;
     let spread =
-        pool.install(|| spread_recommendations(args, &overrides, &scenario, &simulated.rows))?;
+        pool.install(|| spread_recommendations(args, &overrides, &scenario, &mut simulated.rows))?;
     write_outputs(&scenario, &staging, &simulated)
         .map_err(|err| IoFailure::new(&out_dir, format!("cannot write the results: {err:#}")))?;
     staging.commit()?;
@@ -97,21 +97,21 @@ pub(super) fn run_scenario(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The shard counts recommended at both ends of the calibration's `[spread]` beside the
-/// fitted ones, in words (`None` without a spread): each end's scenario simulated whole, its
-/// results not written.
+/// The shard counts recommended at both ends of the calibration's band (`[spread]`) beside
+/// the fitted ones, in words (`None` without a band): each end's scenario simulated whole, and
+/// each of `rows` given its throughput and p99 over the ends ([`crate::figures::band`]).
 fn spread_recommendations(
     args: &RunArgs,
     overrides: &Overrides,
     scenario: &Scenario,
-    rows: &[SummaryRow],
+    rows: &mut [SummaryRow],
 ) -> anyhow::Result<Option<String>> {
     let Some(spread) = &scenario.calibration_spread() else {
         return Ok(None);
     };
     if !args.flags.quiet {
         crate::stdout::eprint_line(&format!(
-            "simulating the calibration's spread: every time of its machine ×{:.2} and ×{:.2}",
+            "simulating the calibration's band: every time of its machine ×{:.2} and ×{:.2}",
             spread.slower, spread.faster
         ));
     }
@@ -121,7 +121,7 @@ fn spread_recommendations(
             .map(|group| group.recommendation.shards())
             .collect::<Vec<_>>()
     };
-    let at = |scale: f64| -> anyhow::Result<Vec<Option<u32>>> {
+    let at = |scale: f64| -> anyhow::Result<Vec<SummaryRow>> {
         let overrides = Overrides {
             calibration_scale: Some(scale),
             ..overrides.clone()
@@ -137,13 +137,17 @@ fn spread_recommendations(
             &sweep::NoProgress,
         )?
         .0;
-        let rows = summarize_each(&end, &runs, &StabilitySettings::default())?;
-        Ok(recommended(&end, &rows))
+        Ok(summarize_each(&end, &runs, &StabilitySettings::default())?)
     };
-    let (slow, fast) = (at(spread.slower)?, at(spread.faster)?);
+    let (slow_rows, fast_rows) = (at(spread.slower)?, at(spread.faster)?);
+    crate::figures::band::attach(rows, &slow_rows, &fast_rows, spread.coverage);
+    let (slow, fast) = (
+        recommended(scenario, &slow_rows),
+        recommended(scenario, &fast_rows),
+    );
     let fitted = recommended(scenario, rows);
     Ok(Some(report::terminal::spread_recommendations(
-        scenario, spread, &fitted, &slow, &fast,
+        scenario, rows, spread, &fitted, &slow, &fast,
     )))
 }
 

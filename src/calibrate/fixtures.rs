@@ -25,7 +25,7 @@ pub(crate) fn measured_twice(first: f64, again: f64) -> Calibration {
         machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
         runs: vec![closed_run(1, 32, 20_000.0), closed_run(64, 32, first)],
         load_notice: None,
-        again: Some(closed_run(64, 32, again)),
+        repeats: vec![closed_run(64, 32, again)],
         full_pool: None,
         stalls: None,
         spread: None,

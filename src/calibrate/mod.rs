@@ -27,7 +27,7 @@ use backend::{DbFailure, Durability, Target};
 use checkpoints::{ServerCheckpoints, ServerLog};
 use fit::{Machine, Observation, OpenStream};
 use load::{Load, Measured};
-use spread::Spread;
+use spread::{MeasuredLoop, Spread};
 use stalls::FittedStalls;
 
 /// Seconds of warm-up before each run's measurement.
@@ -40,13 +40,13 @@ const LIGHT_SHARE: f64 = 0.3;
 const HEAVY_SHARE: f64 = 0.5;
 /// An open stream's length in closed-loop runs: its p99 is made by rare stalls of the
 /// machine, so it is measured longer.
-const OPEN_RUNS_LONG: f64 = 2.0;
+const OPEN_RUNS_LONG: f64 = 4.0;
 /// Open streams a calibration measures: a light one, a heavy one, and one between them (at
 /// their geometric mean) — two streams do not place the knee between them, so two machines
 /// that fit both exactly can disagree tenfold on a stream in between.
 const OPEN_STREAMS: usize = 3;
-/// The most the database may move by itself — the busiest closed loop measured at the end
-/// against the same loop measured before the open streams — before a calibration says it
+/// The most the database may move by itself — the busiest closed loop's second measurement,
+/// after the open streams, against its first — before a calibration says it
 /// cannot be trusted closer than that: `validate`'s default throughput tolerance. A shared
 /// host's CPU time itself varies, and the same closed loop with it (docs/validation.md).
 const STEADY_WITHIN: f64 = 0.15;
@@ -91,6 +91,8 @@ pub struct Design {
     /// The server's log, read for the checkpoints it logs while the calibration runs
     /// (`--server-log`).
     pub(crate) server_log: Option<std::path::PathBuf>,
+    /// The share of measurements the calibration's band is meant to hold (`--coverage`).
+    pub(crate) coverage: f64,
 }
 
 /// One measured run with what the fitted model predicts for it.
@@ -102,6 +104,9 @@ pub struct CalibrationRun {
     pub(crate) measured: Measured,
     /// What the fitted model predicts.
     pub(crate) fitted: Observation,
+    /// A closed loop's throughput as predicted by the machine refitted without it
+    /// ([`spread`]), updates a second (`None` for the rest).
+    pub(crate) held_out_tps: Option<f64>,
 }
 
 /// What a calibration run was, in the order they are measured.
@@ -114,8 +119,8 @@ pub enum RunKind {
     /// The full pool: an open stream over a few rows started with a burst, above what they
     /// commit with every connection busy.
     FullPool,
-    /// The busiest closed loop measured again at the end.
-    Again,
+    /// A closed loop's second measurement, made after the open streams.
+    Repeat,
 }
 
 impl RunKind {
@@ -125,7 +130,7 @@ impl RunKind {
             RunKind::Closed => "closed",
             RunKind::Open => "open",
             RunKind::FullPool => "full-pool",
-            RunKind::Again => "again",
+            RunKind::Repeat => "repeat",
         }
     }
 }
@@ -144,9 +149,9 @@ pub struct Calibration {
     /// Why the runs' times are longer than a client on another machine would see
     /// ([`host::scheduling_notice`]), when they are.
     pub(crate) load_notice: Option<&'static str>,
-    /// The busiest closed loop measured again after the open streams ([`Design::again`]),
-    /// fitted with the rest: how far the database moves by itself.
-    pub(crate) again: Option<CalibrationRun>,
+    /// Each closed loop's second measurement, after the open streams, in the order of
+    /// `runs`' closed loops: how far the database moves by itself.
+    pub(crate) repeats: Vec<CalibrationRun>,
     /// The full pool ([`Design::full_pool`]), which the extra hold per waiter is fitted to.
     pub(crate) full_pool: Option<CalibrationRun>,
     /// The stalls seen in every run's measured seconds, fitted (`None`: none seen).
@@ -160,7 +165,7 @@ pub struct Calibration {
     pub(crate) watched_s: Option<f64>,
 }
 
-/// How far the database moved by itself during a calibration: the same closed loop measured
+/// How far the database moved by itself during a calibration: the busiest closed loop measured
 /// twice, minutes apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Steadiness {
@@ -170,7 +175,7 @@ pub struct Steadiness {
     pub(crate) clients: u32,
     /// Its first measurement, updates a second.
     pub(crate) first_tps: f64,
-    /// Its measurement at the end, updates a second.
+    /// Its second measurement, after the open streams, updates a second.
     pub(crate) again_tps: f64,
 }
 
@@ -189,8 +194,8 @@ impl Steadiness {
     pub fn describe(&self) -> String {
         use crate::units::quantity;
         let sentence = format!(
-            "the busiest closed loop ({} rows, {} clients) measured {}/s, and {}/s again at the \
-             end: the database moved by {:+.0}% by itself",
+            "the busiest closed loop ({} rows, {} clients) measured {}/s, and {}/s again after \
+             the open streams: the database moved by {:+.0}% by itself",
             self.rows,
             self.clients,
             quantity(self.first_tps),
@@ -297,17 +302,6 @@ impl Design {
         loads
     }
 
-    /// The busiest closed loop — the most rows at the most clients, the machine's capacity,
-    /// which moves most when the host does — measured again after the open streams.
-    pub fn again(&self) -> Load {
-        let most = self.clients.iter().copied().max().unwrap_or(1);
-        *self
-            .loads()
-            .iter()
-            .find(|load| load.rows == self.max_rows && load.clients == most)
-            .expect("a design has its most rows at its most clients")
-    }
-
     /// The open streams measured after the closed loops, over the most rows: a light one at
     /// `LIGHT_SHARE` of the best throughput `closed` measured on one row, a heavy one at
     /// `HEAVY_SHARE` of the best of all, and one at the geometric mean of the two.
@@ -381,13 +375,13 @@ impl Design {
 
     /// The plan in one line: runs, seconds each, total time.
     pub fn describe(&self) -> String {
-        let closed = self.loads().len() + 2;
+        // Each closed loop twice, and the full pool.
+        let closed = 2 * self.loads().len() + 1;
         let runs = closed + OPEN_STREAMS;
         let seconds = closed as f64 * (self.duration_s + WARMUP_S)
             + OPEN_STREAMS as f64 * (OPEN_RUNS_LONG * self.duration_s + WARMUP_S);
-        let again = self.again();
         format!(
-            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then {} rows at {} clients again (how far the database moves by itself), then the full pool ({} rows through {} connections from a burst, above what they commit); about {:.0} s of load, then the fit",
+            "{} runs, each after a {} s warm-up: closed loops of {} s on 1 and {} rows at {} clients{}{}, then open streams at {:.0}% of one row's best, {:.0}% of the best of all and their geometric mean, over {} rows for {} s each, then every closed loop again (the database's own noise, and the band at {:.0}% coverage), then the full pool ({} rows through {} connections from a burst, above what they commit); about {:.0} s of load, then the fit",
             runs,
             WARMUP_S,
             self.duration_s,
@@ -407,8 +401,7 @@ impl Design {
             100.0 * HEAVY_SHARE,
             self.max_rows,
             OPEN_RUNS_LONG * self.duration_s,
-            again.rows,
-            again.clients,
+            100.0 * self.coverage,
             FULL_POOL_ROWS.min(self.max_rows).max(1),
             HERD_CLIENTS,
             seconds
@@ -440,19 +433,23 @@ pub fn calibrate(
     let checkpoints = server.checkpoints();
     progress("fitting the model to the runs");
     let machine = fit_machine(design, &runs, durable);
-    progress("refitting the machine's speed to resamples of the runs");
-    let spread = spread_of(&machine, &runs, durable);
-    let run = |(load, measured): (Load, Measured)| CalibrationRun {
+    progress("holding each closed loop out of the fit for the band");
+    let loops = runs.loops(durable);
+    let held_out = Spread::fit(&machine, &loops, design.coverage);
+    let spread = held_out.as_ref().map(|held| held.spread);
+    let held_out_tps = |index: usize| held_out.as_ref().map(|held| held.predicted_tps[index]);
+    let run = |(load, measured): (Load, Measured), held_out_tps: Option<f64>| CalibrationRun {
         fitted: predict(&machine, &load),
         load,
         measured,
+        held_out_tps,
     };
     let stalls = FittedStalls::fit(
         &runs
             .closed
             .iter()
             .chain(&runs.open)
-            .chain(std::iter::once(&runs.again))
+            .chain(&runs.repeats)
             .chain(&watch)
             .map(|(load, measured)| (measured.stalls.clone(), load.duration.as_secs_f64()))
             .collect::<Vec<_>>(),
@@ -461,20 +458,30 @@ pub fn calibrate(
         Some(evidence) => FittedStalls::with_checkpoints(stalls, evidence),
         None => stalls,
     };
-    let again = run(runs.again);
     let full_pool = CalibrationRun {
         fitted: machine.simulate_full_pool(&open_stream(&runs.full_pool.0), FULL_POOL_PREDICTED_S),
         load: runs.full_pool.0,
         measured: runs.full_pool.1,
+        held_out_tps: None,
     };
-    let runs = runs.closed.into_iter().chain(runs.open).map(run).collect();
+    let repeats = runs
+        .repeats
+        .into_iter()
+        .enumerate()
+        .map(|(index, repeat)| run(repeat, held_out_tps(index)))
+        .collect();
+    let closed = runs.closed.into_iter().enumerate();
+    let runs = closed
+        .map(|(index, closed)| run(closed, held_out_tps(index)))
+        .chain(runs.open.into_iter().map(|open| run(open, None)))
+        .collect();
     Ok(Calibration {
         server: target.shown().to_owned(),
         durability,
         machine,
         runs,
         load_notice,
-        again: Some(again),
+        repeats,
         full_pool: Some(full_pool),
         stalls,
         spread,
@@ -510,49 +517,44 @@ fn watch_stalls(
     Ok((load, measured))
 }
 
-/// The spread of `machine` over the closed loops it was fitted to, the loop measured twice
-/// among them twice.
-fn spread_of(machine: &Machine, runs: &Runs, durable: bool) -> Option<Spread> {
-    let first = runs
-        .closed
-        .iter()
-        .position(|(load, _)| *load == runs.again.0);
-    let observations = runs.closed_observations(durable);
-    let again = observations.len() - 1;
-    Spread::fit(machine, &observations, first.map(|first| (first, again)))
-}
-
 /// What calibrate measured: each run's load beside what the database did.
 struct Runs {
     /// The closed loops.
     closed: Vec<(Load, Measured)>,
     /// The open streams, chosen from the closed loops' results.
     open: Vec<(Load, Measured)>,
-    /// The first closed loop measured again at the end.
-    again: (Load, Measured),
+    /// Each closed loop's second measurement, after the open streams (in `closed`'s order).
+    repeats: Vec<(Load, Measured)>,
     /// The full pool ([`Design::full_pool`]).
     full_pool: (Load, Measured),
 }
 
 impl Runs {
-    /// The closed loops as the fit sees them, the loop measured again last.
-    fn closed_observations(&self, durable: bool) -> Vec<Observation> {
+    /// The closed loops with each of their measurements, in the design's order.
+    fn loops(&self, durable: bool) -> Vec<MeasuredLoop> {
         self.closed
             .iter()
-            .chain(std::iter::once(&self.again))
-            .map(|(load, m)| observation(load, m, durable))
+            .enumerate()
+            .map(|(index, (load, first))| MeasuredLoop {
+                measurements: std::iter::once(first)
+                    .chain(self.repeats.get(index).map(|(_, again)| again))
+                    .map(|m| observation(load, m, durable))
+                    .collect(),
+            })
             .collect()
     }
 }
 
-/// Measures the design's closed loops, then its open streams, then one loop again.
+/// Measures the design's closed loops, then its open streams, then every closed loop again in
+/// the same order (a loop's two measurements minutes apart, never back to back: the
+/// database's own noise), then the full pool.
 fn measure_all(
     target: &Target,
     design: &Design,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Runs, DbFailure> {
     let loads = design.loads();
-    let total = loads.len() + OPEN_STREAMS + 2;
+    let total = 2 * loads.len() + OPEN_STREAMS + 1;
     let mut measured = Vec::with_capacity(loads.len());
     for (index, load) in loads.iter().enumerate() {
         progress(&format!(
@@ -574,13 +576,15 @@ fn measure_all(
         ));
         open_measured.push(load::run(target, load, 7 + number as u64)?);
     }
-    let again = design.again();
-    progress(&format!(
-        "measuring run {}/{total}: {} again (how far the database moves by itself)",
-        total - 1,
-        closed_loop(&again)
-    ));
-    let again_measured = load::run(target, &again, 7 + total as u64 - 1)?;
+    let mut repeats = Vec::with_capacity(loads.len());
+    for (index, load) in loads.iter().enumerate() {
+        let number = loads.len() + OPEN_STREAMS + index + 1;
+        progress(&format!(
+            "measuring run {number}/{total}: {} again",
+            closed_loop(load)
+        ));
+        repeats.push((*load, load::run(target, load, 7 + number as u64)?));
+    }
     // Last: a collapsed stream leaves the database behind (row versions, a long queue of
     // sessions), which no other run should inherit.
     let full_pool = design.full_pool(&loads, &measured);
@@ -594,18 +598,22 @@ fn measure_all(
     Ok(Runs {
         closed: loads.into_iter().zip(measured).collect(),
         open: open_loads.into_iter().zip(open_measured).collect(),
-        again: (again, again_measured),
+        repeats,
         full_pool: (full_pool, full_pool_measured),
     })
 }
 
-/// Fits the machine to the runs: the rows, CPU and flush to the closed loops (the loop
-/// measured twice fitted twice, so the fit sits between its two measurements), the herd to the
+/// Fits the machine to the runs: the rows, CPU and flush to the closed loops (each at the
+/// geometric mean of its two measurements), the herd to the
 /// loops with more clients than the design's, the page's scan to every closed loop, then the
 /// idle connection's cost to the open streams (the cores fitted both ways:
 /// [`fit::fit_closed_loops`]), and last the extra hold per waiter to the full pool.
 fn fit_machine(design: &Design, runs: &Runs, durable: bool) -> Machine {
-    let closed = runs.closed_observations(durable);
+    let closed: Vec<Observation> = runs
+        .loops(durable)
+        .iter()
+        .map(MeasuredLoop::fitted_to)
+        .collect();
     let (herd_runs, observations): (Vec<Observation>, Vec<Observation>) = closed
         .iter()
         .partition(|run| design.clients.iter().all(|&c| run.clients > c));
@@ -723,8 +731,8 @@ fn comment(text: &str) -> String {
 }
 
 impl Calibration {
-    /// Every run — the closed loops, the open streams, the full pool, then the busiest closed
-    /// loop again (measured before the full pool) — each with its kind.
+    /// Every run in the order measured — the closed loops, the open streams, each closed loop
+    /// again, then the full pool — each with its kind.
     pub fn every_run(&self) -> impl Iterator<Item = (&CalibrationRun, RunKind)> {
         let kind = |run: &CalibrationRun| match run.load.rate_per_s {
             Some(_) => RunKind::Open,
@@ -733,14 +741,17 @@ impl Calibration {
         self.runs
             .iter()
             .map(move |run| (run, kind(run)))
+            .chain(self.repeats.iter().map(|run| (run, RunKind::Repeat)))
             .chain(self.full_pool.iter().map(|run| (run, RunKind::FullPool)))
-            .chain(self.again.iter().map(|run| (run, RunKind::Again)))
     }
 
     /// How far the database moved by itself between the busiest closed loop's two
-    /// measurements (when it was measured again).
+    /// measurements — the most rows, then the most clients (when it was measured twice).
     pub fn steadiness(&self) -> Option<Steadiness> {
-        let again = self.again.as_ref()?;
+        let again = self
+            .repeats
+            .iter()
+            .max_by_key(|run| (run.load.rows, run.load.clients))?;
         let first = self.runs.iter().find(|run| run.load == again.load)?;
         Some(Steadiness {
             rows: again.load.rows,
@@ -911,6 +922,7 @@ impl Calibration {
             "measured_tps",
             "fitted_tps",
             "tps_residual",
+            "held_out_tps",
             "measured_p50_ms",
             "fitted_p50_ms",
             "measured_p99_ms",
@@ -938,6 +950,8 @@ impl Calibration {
                 format!("{:.1}", run.measured.tps),
                 format!("{:.1}", run.fitted.tps),
                 format!("{:.4}", run.fitted.tps / run.measured.tps.max(1.0) - 1.0),
+                run.held_out_tps
+                    .map_or(String::new(), |tps| format!("{tps:.1}")),
                 response(summary.p50_ns),
                 format!("{:.4}", run.fitted.p50_ms),
                 response(summary.p99_ns),
@@ -974,6 +988,7 @@ impl CalibrationRun {
                 fsyncs_per_commit: None,
             },
             load,
+            held_out_tps: None,
         }
     }
 }

@@ -11,6 +11,7 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
         cores: 2,
         watch_s: None,
         server_log: None,
+        coverage: 0.9,
     };
     assert!(
         design(64)
@@ -49,18 +50,16 @@ fn the_plan_names_the_middle_row_counts_only_when_there_are_some() {
         "no run beyond 64 clients when they are a count already"
     );
     assert!(!to_64.describe().contains("the herd"));
-    // The busiest loop is measured again at the end, and the plan says so.
-    assert_eq!(
-        (design(64).again().rows, design(64).again().clients),
-        (64, 32)
-    );
-    assert_eq!((design(4).again().rows, design(4).again().clients), (4, 32));
-    assert!(design(64).describe().starts_with("13 runs"));
+    // Every closed loop is measured again after the open streams, and the plan says so: 8
+    // loops twice, 3 open streams, the full pool.
     assert!(
-        design(64)
-            .describe()
-            .contains("then 64 rows at 32 clients again")
+        design(64).describe().starts_with("20 runs"),
+        "{}",
+        design(64).describe()
     );
+    assert!(design(64).describe().contains(
+        "then every closed loop again (the database's own noise, and the band at 90% coverage)"
+    ));
 }
 
 #[test]
@@ -108,10 +107,10 @@ fn the_busiest_loop_measured_twice_says_how_far_the_database_moved_by_itself() {
         .lines()
         .map(|line| line.rsplit(',').next().unwrap_or_default())
         .collect();
-    assert_eq!(kinds, ["run", "closed", "closed", "again"]);
+    assert_eq!(kinds, ["run", "closed", "closed", "repeat"]);
     // Without a repeat there is nothing to say.
     let once = Calibration {
-        again: None,
+        repeats: Vec::new(),
         ..shaky
     };
     assert_eq!(once.steadiness(), None);
@@ -195,7 +194,7 @@ fn a_load_notice_is_kept_in_the_calibration_as_comment_lines() {
         machine: fit::first_guess(&[], 1, false, GrantOrder::Fifo, 0.01),
         runs: Vec::new(),
         load_notice,
-        again: None,
+        repeats: Vec::new(),
         full_pool: None,
         stalls: None,
         spread: None,

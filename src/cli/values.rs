@@ -205,6 +205,28 @@ pub fn calibration_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--coverage` of calibrate: the band's share, 0.5 to 0.99 (or 50% to 99%).
+pub fn coverage(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let (number, scale) = match trimmed.strip_suffix('%') {
+        Some(percent) => (percent, 0.01),
+        None => (trimmed, 1.0),
+    };
+    let value = number
+        .trim()
+        .parse::<f64>()
+        .map(|v| v * scale)
+        .map_err(|_| format!("expected a share such as 0.9 or 90%, got {:?}", clip(text)))?;
+    let (low, high) = crate::calibrate::spread::COVERAGE_RANGE;
+    if (low..=high).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "must be from {low} to {high} (a share of the measurements), got {value}"
+        ))
+    }
+}
+
 /// `--max-rows` of calibrate: 2 to 4096.
 pub fn calibration_rows(text: &str) -> Result<u32, String> {
     whole_number(text, 2, 4096, "")

@@ -45,11 +45,13 @@ pub enum Feature {
     Stability,
     /// A closed loop on a machine: its knee ([`crate::stability::knee`]).
     Knee,
+    /// A calibration's band: the run simulated at its ends ([`super::band`]).
+    Band,
 }
 
 impl Feature {
     /// Every feature with columns of its own.
-    pub const WITH_COLUMNS: [Feature; 17] = [
+    pub const WITH_COLUMNS: [Feature; 18] = [
         Feature::Intervals,
         Feature::Likes,
         Feature::Clients,
@@ -67,6 +69,7 @@ impl Feature {
         Feature::Stalls,
         Feature::Stability,
         Feature::Knee,
+        Feature::Band,
     ];
 
     /// The feature's name, as docs/outputs.md's table of features names it.
@@ -90,6 +93,7 @@ impl Feature {
             Feature::Stalls => "stalls",
             Feature::Stability => "stability",
             Feature::Knee => "client knee",
+            Feature::Band => "calibration band",
         }
     }
 
@@ -133,6 +137,11 @@ impl Feature {
             | "trigger"
             | "recovery_s" => Stability,
             "best_clients" | "best_clients_per_s" => Knee,
+            "throughput_band_lo_per_s"
+            | "throughput_band_hi_per_s"
+            | "response_p99_band_lo_ms"
+            | "response_p99_band_hi_ms"
+            | "band_coverage" => Band,
             _ if LIKES_TABLE.contains(&column) => LikesTable,
             _ => Always,
         }
@@ -170,6 +179,7 @@ impl Feature {
             Feature::Stalls => machine.is_some_and(|m| m.stalls.is_some()),
             Feature::Stability => row.stability().is_some(),
             Feature::Knee => row.knee().is_some(),
+            Feature::Band => row.band.is_some(),
         }
     }
 }

@@ -10,8 +10,10 @@
 //! - [`likes`]: the likes table's figures;
 //! - [`record`]: one row's figures flat, as `summary.csv` and the JSON carry them, and the
 //!   direction in which each column regresses;
-//! - [`columns`]: which feature each column of `summary.csv` belongs to.
+//! - [`columns`]: which feature each column of `summary.csv` belongs to;
+//! - [`band`]: a shard count's throughput and p99 over its calibration's band.
 
+pub mod band;
 pub mod burst;
 pub mod columns;
 pub mod extended;

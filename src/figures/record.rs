@@ -276,6 +276,18 @@ summary_columns! {
     best_clients: Option<u32> => Unchecked,
     /// A closed loop on a machine: what its rows commit at that client count, per second.
     best_clients_per_s: Option<f64> => HigherIsBetter,
+    /// With a calibration's band: the lowest throughput over the band's ends, per second.
+    throughput_band_lo_per_s: Option<f64> => HigherIsBetter,
+    /// With a calibration's band: the highest throughput over its ends, per second.
+    throughput_band_hi_per_s: Option<f64> => Unchecked,
+    /// With a calibration's band: the lowest p99 over its ends (a client's response where
+    /// the run has responses, else the wait for a row), ms.
+    response_p99_band_lo_ms: Option<f64> => Unchecked,
+    /// With a calibration's band: the highest p99 over its ends, ms.
+    response_p99_band_hi_ms: Option<f64> => LowerIsBetter,
+    /// With a calibration's band: the share of the database's measurements it is meant to
+    /// hold (empty for an old calibration's spread, which states none).
+    band_coverage: Option<f64> => Unchecked,
 }
 
 /// `value` rounded to `places` decimals as decimal formatting rounds it (ties to even, so
@@ -304,6 +316,7 @@ impl SummaryRecord {
         record.set_stability(row);
         record.best_clients = row.knee().map(|k| k.best_clients());
         record.best_clients_per_s = row.knee().and_then(|k| rounded(k.best_per_s(), 1));
+        record.set_band(row);
         record
     }
 
@@ -444,6 +457,18 @@ impl SummaryRecord {
             self.stalled_s = rounded(stalls.stalled_s, 6);
             self.wait_p99_without_stalls_ms = rounded(stalls.wait_p99_without_ns / 1e6, 6);
         }
+    }
+
+    /// The calibration band's columns.
+    fn set_band(&mut self, row: &SummaryRow) {
+        let Some(band) = row.band else {
+            return;
+        };
+        self.throughput_band_lo_per_s = rounded(band.throughput_per_s.0, 3);
+        self.throughput_band_hi_per_s = rounded(band.throughput_per_s.1, 3);
+        self.response_p99_band_lo_ms = ms(band.p99_ns.0);
+        self.response_p99_band_hi_ms = ms(band.p99_ns.1);
+        self.band_coverage = band.coverage;
     }
 
     /// The stability probe's columns.

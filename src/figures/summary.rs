@@ -81,6 +81,9 @@ pub struct SummaryRow {
     /// A closed loop's knee on a machine: the client count its rows commit the most at
     /// ([`crate::stability::knee`]); set by [`SummaryRow::with_knee`].
     pub(crate) knee: Option<ClientKnee>,
+    /// Its throughput and p99 over the calibration's band, when the run was simulated at the
+    /// band's ends ([`super::band::attach`]).
+    pub(crate) band: Option<super::band::Band>,
 }
 
 /// The machine's figures for one shard count (means over replications).
@@ -184,6 +187,7 @@ pub fn summarize(scenario: &Scenario, runs: &[ShardRun]) -> SummaryRow {
         likes: super::likes::summarize(runs),
         stability: None,
         knee: None,
+        band: None,
     }
 }
 
@@ -525,6 +529,7 @@ pub(crate) mod tests {
             likes: None,
             stability: None,
             knee: None,
+            band: None,
         }
     }
 }

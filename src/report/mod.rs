@@ -33,3 +33,21 @@ pub mod table;
 pub mod terminal;
 pub mod validation;
 pub use crate::units;
+
+/// A calibration's band in words: "the calibration's band at 90% coverage (every time of its
+/// machine ×0.95 to ×1.13)", or, from a calibration of the old kind that states no coverage,
+/// its spread said to be that.
+pub fn band_name(faster: f64, slower: f64, coverage: Option<f64>) -> String {
+    match coverage {
+        Some(coverage) => format!(
+            "the calibration's band at {:.0}% coverage (every time of its machine ×{faster:.2} \
+             to ×{slower:.2})",
+            100.0 * coverage
+        ),
+        None => format!(
+            "the calibration's spread (every time of its machine ×{faster:.2} to ×{slower:.2}; \
+             of the old kind, the drift between two of its runs with no stated coverage: \
+             calibrate again for a band)"
+        ),
+    }
+}

@@ -194,6 +194,7 @@ fn plan_document(plan: &Plan) -> Value {
         "spread": plan.spread.as_ref().map(|spread| json!({
             "slower": spread.slower,
             "faster": spread.faster,
+            "coverage": spread.coverage,
             "answer_at_slower": spread.at_slower,
             "answer_as_fitted": spread.as_fitted,
             "answer_at_faster": spread.at_faster,
@@ -463,14 +464,12 @@ fn write_spread(out: &mut String, plan: &Plan) {
     };
     let answer = |n: Option<u32>| n.map_or("none".to_owned(), |n| n.to_string());
     let text = format!(
-        "over the calibration's spread (every time of its machine ×{:.2} to ×{:.2}): {} at the \
-         fast end, {} as fitted, {} at the slow end; the answer takes the most, and the figures \
-         below are the slow end's",
-        spread.faster,
-        spread.slower,
-        answer(spread.at_faster),
-        answer(spread.as_fitted),
+        "over {}: {} at the slow end, {} as fitted, and the optimistic end would need {}; the \
+         answer takes the most, and the figures below are the slow end's",
+        super::band_name(spread.faster, spread.slower, spread.coverage),
         answer(spread.at_slower),
+        answer(spread.as_fitted),
+        answer(spread.at_faster),
     );
     *out += &units::wrap(&text, 100);
     out.push('\n');

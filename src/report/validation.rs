@@ -26,7 +26,7 @@ pub fn calibration_table(calibration: &crate::calibrate::Calibration) -> String 
     for (run, kind) in calibration.every_run() {
         let summary = run.measured.responses.summary();
         let clients = match run.load.rate_per_s {
-            None if kind == crate::calibrate::RunKind::Again => {
+            None if kind == crate::calibrate::RunKind::Repeat => {
                 format!("{} again", run.load.clients)
             }
             None => run.load.clients.to_string(),
@@ -92,6 +92,10 @@ pub fn validation_table(validation: &Validation, tolerance: &Tolerance) -> Strin
     let mut out = validation_header(validation);
     out += &validation_points(validation, tolerance);
     out += &validation_spreads(validation, tolerance);
+    if let Some(verdict) = validation.band_verdict() {
+        out += &wrap(&verdict.describe(), 100);
+        out.push('\n');
+    }
     if let Some((steady, whole, streams)) = validation.steady_p99_within(tolerance) {
         out += &format!(
             "steady p99 (a repeat's median of its {} windows' p99s, which a stall in one or two \
@@ -207,14 +211,36 @@ fn validation_points(validation: &Validation, tolerance: &Tolerance) -> String {
             d(point.predicted().p50_ns),
             stability(point.measured_stable()),
             point.predicted_stability(),
-            if point.miss(tolerance).is_none() {
-                "yes"
-            } else {
-                "NO"
-            },
+            within(validation, point, tolerance),
         );
     }
     out
+}
+
+/// Whether a point passed: `yes` or `NO`; a closed loop judged by the calibration's band
+/// says where its measured range lies and the band: `covered (band 1,400–1,700/s, 90%)`.
+fn within(
+    validation: &Validation,
+    point: &crate::calibrate::validate::Point,
+    tolerance: &Tolerance,
+) -> String {
+    let band = validation.judged_by_band(point);
+    let (Some(band), Some(call)) = (band, band.and_then(|band| point.band_call(band))) else {
+        return if point.miss(tolerance).is_none() {
+            "yes"
+        } else {
+            "NO"
+        }
+        .to_owned();
+    };
+    let (low, high) = point.tps_band(band).unwrap_or_default();
+    format!(
+        "{} (band {}–{}/s, {:.0}%)",
+        call.name(),
+        units::quantity(low),
+        units::quantity(high),
+        100.0 * band.coverage.unwrap_or_default()
+    )
 }
 
 /// How far the repeats of the widest closed loop and the widest stable open stream spread.
@@ -390,10 +416,19 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
         "predicted_p99_max_ms",
         "predicted_hidden_capacity_per_s",
         "predicted_trigger",
+        "predicted_tps_band_lo",
+        "predicted_tps_band_hi",
+        "band_call",
     ])
     .expect("writing to memory");
     let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
     for point in &validation.points {
+        let band = validation.judged_by_band(point);
+        let tps_band = band.and_then(|band| point.tps_band(band));
+        let within = match band {
+            Some(band) => point.band_miss(band).is_none(),
+            None => point.miss(tolerance).is_none(),
+        };
         out.write_record([
             point.name(validation.one_row_peak),
             point.load().rows.to_string(),
@@ -414,7 +449,7 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
                 .map_or(String::new(), |e| format!("{e:.4}")),
             stability(point.measured_stable()).into(),
             point.predicted_stability().into(),
-            point.miss(tolerance).is_none().to_string(),
+            within.to_string(),
             point.repeats().len().to_string(),
             format!("{:.1}", point.tps_range().0),
             format!("{:.1}", point.tps_range().1),
@@ -440,6 +475,10 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
             point
                 .predicted_tipped_by()
                 .map_or(String::new(), |t| t.name().to_owned()),
+            tps_band.map_or(String::new(), |(low, _)| format!("{low:.1}")),
+            tps_band.map_or(String::new(), |(_, high)| format!("{high:.1}")),
+            band.and_then(|band| point.band_call(band))
+                .map_or(String::new(), |call| call.name().to_owned()),
         ])
         .expect("writing to memory");
     }

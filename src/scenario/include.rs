@@ -3,8 +3,8 @@
 //! `[wal]`, `[client]`, `[stalls]` — to the scenario's. The scenario's own fields win; tables merge field
 //! by field, so a scenario can keep its hold distribution and take the machine.
 //!
-//! A calibration's `[spread]` (how much slower and faster than fitted its database could
-//! have been) is not merged: it is read out beside the text, and a caller that answers over
+//! A calibration's `[spread]` (how much slower and faster than fitted its database may be,
+//! and the share of measurements that band is meant to hold) is not merged: it is read out beside the text, and a caller that answers over
 //! it asks for the calibration with every time scaled ([`Overrides::calibration_scale`]).
 //!
 //! [`Overrides::calibration_scale`]: super::Overrides::calibration_scale
@@ -36,14 +36,17 @@ pub struct Merged<'a> {
     pub(crate) spread: Option<CalibrationSpread>,
 }
 
-/// A calibration's `[spread]`: every time of its machine could have been `slower` (≥ 1) to
-/// `faster` (≤ 1) times as long, by what its database did while it was measured.
+/// A calibration's `[spread]`: every time of its machine may be `slower` (≥ 1) to `faster`
+/// (≤ 1) times as long, a band meant to hold `coverage` of its database's measurements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CalibrationSpread {
     /// The slow end's factor on every time.
     pub(crate) slower: f64,
     /// The fast end's factor.
     pub(crate) faster: f64,
+    /// The share of measurements the band is meant to hold; `None` for a calibration of
+    /// the old kind, whose spread is the drift between two of its runs and states none.
+    pub(crate) coverage: Option<f64>,
     /// The calibration file it comes from.
     pub(crate) file: PathBuf,
 }
@@ -51,6 +54,8 @@ pub struct CalibrationSpread {
 /// The tables of a calibration whose times a scale multiplies: every field named `ms` or
 /// `…_ms` in them (the stalls are their own evidence and keep theirs).
 const SCALED_TABLES: [&str; 4] = ["hold", "machine", "wal", "client"];
+/// The least and the most coverage a calibration's band may state.
+pub const COVERAGE_RANGE: (f64, f64) = (0.5, 0.99);
 /// The widest factor a spread may give.
 const MAX_SPREAD: f64 = 10.0;
 
@@ -172,17 +177,21 @@ pub fn merged<'a>(
     })
 }
 
-/// A calibration's `[spread]`: `slower` (1 to [`MAX_SPREAD`]) and `faster` (its inverse to
-/// 1), nothing else.
+/// A calibration's `[spread]`: `slower` (1 to [`MAX_SPREAD`]), `faster` (its inverse to 1)
+/// and, from a calibration that states it, `coverage` (0.5 to 0.99); nothing else.
 fn read_spread(table: toml::Value, file: &Path) -> Result<CalibrationSpread, String> {
     let toml::Value::Table(table) = table else {
-        return Err("`spread` must be a table: [spread] with slower and faster".to_owned());
+        return Err(
+            "`spread` must be a table: [spread] with slower, faster and coverage".to_owned(),
+        );
     };
     if let Some(key) = table
         .keys()
-        .find(|k| !matches!(k.as_str(), "slower" | "faster"))
+        .find(|k| !matches!(k.as_str(), "slower" | "faster" | "coverage"))
     {
-        return Err(format!("spread.{key}: [spread] has only slower and faster"));
+        return Err(format!(
+            "spread.{key}: [spread] has only slower, faster and coverage"
+        ));
     }
     let factor = |key: &str, low: f64, high: f64| -> Result<f64, String> {
         let value = match table.get(key) {
@@ -202,9 +211,15 @@ fn read_spread(table: toml::Value, file: &Path) -> Result<CalibrationSpread, Str
             ))
         }
     };
+    let (low, high) = COVERAGE_RANGE;
+    let coverage = match table.contains_key("coverage") {
+        true => Some(factor("coverage", low, high)?),
+        false => None,
+    };
     Ok(CalibrationSpread {
         slower: factor("slower", 1.0, MAX_SPREAD)?,
         faster: factor("faster", 1.0 / MAX_SPREAD, 1.0)?,
+        coverage,
         file: file.to_path_buf(),
     })
 }
@@ -427,6 +442,10 @@ mod tests {
         .unwrap();
         let spread = merged.spread.clone().unwrap();
         assert_eq!((spread.slower, spread.faster), (1.1, 0.9));
+        assert_eq!(
+            spread.coverage, None,
+            "a calibration of the old kind states none"
+        );
         assert_eq!(spread.file, calibration);
         let table: Table = merged.text.parse().unwrap();
         assert!(table.get("spread").is_none());
@@ -457,7 +476,11 @@ mod tests {
             ),
             (
                 "slower = 1.1\nfaster = 0.9\nseed = 1",
-                "spread.seed: [spread] has only slower and faster",
+                "spread.seed: [spread] has only slower, faster and coverage",
+            ),
+            (
+                "slower = 1.1\nfaster = 0.9\ncoverage = 1.5",
+                "spread.coverage: must be a number from 0.5 to 0.99, got 1.5",
             ),
         ] {
             std::fs::write(&calibration, format!("[spread]\n{spread}\n")).unwrap();
@@ -470,6 +493,14 @@ mod tests {
                 "{spread}"
             );
         }
+        // A band states its coverage.
+        std::fs::write(
+            &calibration,
+            "[spread]\nslower = 1.2\nfaster = 0.95\ncoverage = 0.9\n",
+        )
+        .unwrap();
+        let banded = super::merged(&scenario, "shards = [1]\n", Some(&calibration), 1.0).unwrap();
+        assert_eq!(banded.spread.unwrap().coverage, Some(0.9));
     }
 
     fn merged_err(path: &Path, text: &str) -> String {

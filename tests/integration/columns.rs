@@ -129,6 +129,8 @@ flush_ms = 100
 /// The header and rows of the `summary.csv` a scenario writes.
 fn summary(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let dir = tempfile::tempdir().unwrap();
+    // The calibration a scenario with a band includes.
+    std::fs::write(dir.path().join("band.toml"), BAND_CALIBRATION).unwrap();
     let output = run_text(dir.path(), text, &["--no-fail", "--quiet"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let mut reader = csv::Reader::from_path(dir.path().join("out/summary.csv")).unwrap();
@@ -157,6 +159,24 @@ fn columns_of(features: &[Feature]) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// A calibration with a band at 90% coverage.
+const BAND_CALIBRATION: &str = "[machine]\ncores = 1\n[machine.cpu]\nms = 0.1\n\n\
+    [spread]\nslower = 1.2\nfaster = 0.9\ncoverage = 0.9\n";
+
+/// An open stream on a calibrated machine whose calibration has a band.
+const BANDED: &str = r#"
+include = "band.toml"
+name = "banded"
+shards = [1, 2]
+duration_s = 2
+
+[hold]
+ms = 0.1
+
+[arrivals]
+rate_per_s = 2000
+"#;
 
 /// Asserts the scenario writes exactly its features' columns, each feature's columns with a
 /// value in some row (`undefined` lists those its rows may all leave empty), and returns them.
@@ -193,7 +213,8 @@ fn a_feature_brings_its_columns_exactly_when_the_run_has_it() {
         &[Responses, ClosedLoop, Machine, Knee],
         &[],
     );
-    let written: BTreeSet<String> = [open, closed, batching, knee]
+    let banded = writes_its_features(BANDED, &[Responses, Machine, Band], &[]);
+    let written: BTreeSet<String> = [open, closed, batching, knee, banded]
         .into_iter()
         .flatten()
         .collect();

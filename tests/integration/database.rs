@@ -201,8 +201,8 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     }
     let csv = std::fs::read_to_string(out.join("calibration.csv")).unwrap();
     // Five closed loops (1 row at 1, 4 and 64 clients — the herd of a backlogged stream — and
-    // 4 rows at 1 and 4), the three open streams, the full pool, then the busiest loop again.
-    assert_eq!(csv.lines().count(), 1 + 10, "{csv}");
+    // 4 rows at 1 and 4), the three open streams, each closed loop again, then the full pool.
+    assert_eq!(csv.lines().count(), 1 + 14, "{csv}");
     assert!(csv.lines().nth(3).unwrap().starts_with("1,64,,"), "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
@@ -218,9 +218,20 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         let steady: f64 = open[column("measured_steady_p99_ms")].parse().unwrap();
         assert!(steady > 0.0, "{open:?}");
     }
-    assert_eq!(&records[8][column("run")], "full-pool", "{csv}");
-    assert_eq!(&records[9][column("run")], "again", "{csv}");
-    for closed in records[..5].iter().chain(&records[9..]) {
+    for repeat in &records[8..13] {
+        assert_eq!(&repeat[column("run")], "repeat", "{csv}");
+    }
+    assert_eq!(&records[13][column("run")], "full-pool", "{csv}");
+    // Every closed loop has its held-out prediction; the rest none.
+    for (index, record) in records.iter().enumerate() {
+        let closed = index < 5 || (8..13).contains(&index);
+        assert_eq!(
+            !record[column("held_out_tps")].is_empty(),
+            closed,
+            "{record:?}"
+        );
+    }
+    for closed in records[..5].iter().chain(&records[8..13]) {
         assert!(
             closed[column("measured_steady_p99_ms")].is_empty(),
             "{closed:?}"
@@ -234,7 +245,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
     // measured 44% apart on one and four rows, which no model can split.
     let closed: Vec<&csv::StringRecord> = records[..5]
         .iter()
-        .chain(&records[9..])
+        .chain(&records[8..13])
         .filter(|closed| &closed[column("clients_or_connections")] != "64")
         .collect();
     let number =
@@ -274,7 +285,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         fitted <= 0.8 * guessed,
         "misfit {fitted:.4} fitted, {guessed:.4} at the first guess\n{csv}"
     );
-    let again = &records[9];
+    let again = &records[12];
     assert_eq!(
         (
             &again[column("rows")],
@@ -282,7 +293,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         ),
         ("4", "4")
     );
-    assert_eq!(&again[column("run")], "again");
+    assert_eq!(&again[column("run")], "repeat");
     assert!(
         toml.contains("# Steadiness: the busiest closed loop (4 rows, 4 clients)"),
         "{toml}"
@@ -291,11 +302,11 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         toml.contains("[client.idle_overhead]") && toml.contains("idle_wake_cpu_ms"),
         "{toml}"
     );
-    // The spread, refitted to the runs: 1 between its ends, and the loop measured twice
-    // named.
+    // The band from the loops held out of the fit: 1 between its ends, at 90% coverage.
     let table: toml::Table = toml.parse().unwrap();
     let end = |key: &str| table["spread"][key].as_float().unwrap();
     assert!(end("faster") <= 1.0 && 1.0 <= end("slower"), "{toml}");
+    assert_eq!(end("coverage"), 0.9, "{toml}");
     // The comments as one text (they wrap at any word).
     let comments = toml
         .lines()
@@ -303,7 +314,7 @@ fn calibrate_measures_fits_writes_and_leaves_nothing_behind(server: &Server) {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
-        comments.contains("and the loop measured twice refits to"),
+        comments.contains("each closed loop, held out of the fit, measured"),
         "{toml}"
     );
     // PostgreSQL's checkpoints (calibrate asks for one before each run) are read from its
@@ -377,7 +388,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
     );
     assert!(!server.schema_exists(), "the schema is dropped at the end");
     let csv = std::fs::read_to_string(out.join("validation.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 17, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 22, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     for record in reader.records() {
         let record = record.unwrap();

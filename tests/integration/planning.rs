@@ -539,11 +539,18 @@ fn run_with_a_calibrations_spread_prints_each_ends_recommendation_and_the_one_to
     assert!(output.status.success(), "{}", stderr(&output));
     let text = String::from_utf8(output.stdout).unwrap().replace('\n', " ");
     assert!(
-        text.contains("over the calibration's spread (every time of its machine ×0.70 to ×1.30)"),
+        text.contains(
+            "over the calibration's spread (every time of its machine ×0.70 to ×1.30; of the old kind"
+        ),
         "{text}"
     );
     assert!(text.contains("choose"), "{text}");
-    // The outputs are the fitted calibration's: the same bytes as a run without a spread.
+    assert!(
+        text.contains("over the band, each shard count's throughput and p99:"),
+        "{text}"
+    );
+    // The outputs are the fitted calibration's — the same figures as a run without a spread —
+    // with each shard count's band beside them.
     fs::write(
         &calibration,
         "[machine]\ncores = 1\n[machine.cpu]\nms = 0.1\n",
@@ -562,9 +569,49 @@ fn run_with_a_calibrations_spread_prints_each_ends_recommendation_and_the_one_to
         ],
     );
     assert!(plain.status.success(), "{}", stderr(&plain));
-    assert_eq!(
-        fs::read(dir.path().join("out/summary.csv")).unwrap(),
-        fs::read(dir.path().join("plain/summary.csv")).unwrap()
-    );
+    let banded = fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    let plain_csv = fs::read_to_string(dir.path().join("plain/summary.csv")).unwrap();
+    let band_columns = [
+        "throughput_band_lo_per_s",
+        "throughput_band_hi_per_s",
+        "response_p99_band_lo_ms",
+        "response_p99_band_hi_ms",
+        "band_coverage",
+    ];
+    let mut reader = csv::Reader::from_reader(banded.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let without_band: Vec<String> = std::iter::once(&header)
+        .chain(&records)
+        .map(|record| {
+            record
+                .iter()
+                .zip(header.iter())
+                .filter(|(_, name)| !band_columns.contains(name))
+                .map(|(cell, _)| cell)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    assert_eq!(without_band.join("\n") + "\n", plain_csv);
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for record in &records {
+        let number = |name: &str| record[column(name)].parse::<f64>().unwrap();
+        let throughput = number("throughput_per_s");
+        assert!(
+            number("throughput_band_lo_per_s") <= throughput
+                && throughput <= number("throughput_band_hi_per_s"),
+            "{record:?}"
+        );
+        let p99 = number("response_p99_ms");
+        assert!(
+            number("response_p99_band_lo_ms") <= p99 && p99 <= number("response_p99_band_hi_ms"),
+            "{record:?}"
+        );
+        assert!(
+            record[column("band_coverage")].is_empty(),
+            "an old spread states none"
+        );
+    }
     assert!(!String::from_utf8(plain.stdout).unwrap().contains("spread"));
 }

@@ -386,7 +386,7 @@ impl Machine {
 
     /// The search's coordinates; with `split`, the flush's CPU is one of them (else it is 0);
     /// with shared cores, the request's CPU is the last.
-    pub(super) fn to_point(self, split: bool) -> Vec<f64> {
+    pub(in crate::calibrate) fn to_point(self, split: bool) -> Vec<f64> {
         let mut point = vec![
             self.hold_ms.max(FLOOR_MS).ln(),
             self.cpu_ms.max(FLOOR_MS).ln(),
@@ -415,7 +415,7 @@ impl Machine {
     }
 
     /// The machine at the search's coordinates (see [`Machine::to_point`]).
-    pub(super) fn with_point(&self, point: &[f64], split: bool) -> Machine {
+    pub(in crate::calibrate) fn with_point(&self, point: &[f64], split: bool) -> Machine {
         let share = if split { cpu_share(point[7]) } else { 0.0 };
         let ms = |x: f64| x.exp().clamp(FLOOR_MS, 1_000.0);
         let request_cpu_ms = match self.scheduler {

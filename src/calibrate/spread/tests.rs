@@ -1,6 +1,8 @@
 use super::*;
 use crate::model::cores::Scheduler;
 use crate::model::machine::GrantOrder;
+use crate::model::random::SimRng;
+use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 /// A database with durable commits on one core (the shape `calibrate` fits here).
@@ -43,84 +45,137 @@ const LOOPS: [(u32, u32); 14] = [
     (16, 32),
 ];
 
-/// `truth`'s loops measured with other draws than the fit's, each run on a database whose
-/// speed moved by itself: every time of the run `speeds[i]` times the truth's.
-fn measured(speeds: &[f64]) -> Vec<Observation> {
-    LOOPS
+/// Loops neither calibrate nor the band saw: other row and client counts.
+const HELD_OUT: [(u32, u32); 8] = [
+    (2, 3),
+    (2, 12),
+    (8, 6),
+    (8, 24),
+    (32, 3),
+    (32, 48),
+    (3, 64),
+    (128, 16),
+];
+
+/// `truth`'s loop measured with other draws than the fit's on a database whose speed moved
+/// by itself: every time of the run `speed` times the truth's.
+fn measure(rows: u32, clients: u32, speed: f64, seed: u64) -> Observation {
+    let seconds = simulated_seconds(truth().simulate(rows, clients, 0.5).tps);
+    truth()
+        .scaled(speed)
+        .simulate_seeded(rows, clients, seconds, seed)
+}
+
+/// Each of `loops` measured twice, each measurement on its own speed, log-normal around 1
+/// with `sigma` (from `seed`).
+fn measured_twice(loops: &[(u32, u32)], sigma: f64, seed: u64) -> Vec<MeasuredLoop> {
+    let mut rng = SimRng::seed_from_u64(seed);
+    let normal = Normal::new(0.0, sigma).unwrap();
+    loops
         .iter()
-        .zip(speeds)
-        .map(|(&(rows, clients), &speed)| {
-            let seconds = simulated_seconds(truth().simulate(rows, clients, 0.5).tps);
-            truth()
-                .scaled(speed)
-                .simulate_seeded(rows, clients, seconds, 29)
+        .enumerate()
+        .map(|(i, &(rows, clients))| MeasuredLoop {
+            measurements: (0..2)
+                .map(|r| {
+                    let speed = normal.sample(&mut rng).exp();
+                    measure(rows, clients, speed, 29 + 2 * i as u64 + r)
+                })
+                .collect(),
         })
         .collect()
 }
 
-/// Per-run speeds log-normal around 1 with `sigma`, from `seed`.
-fn speeds(sigma: f64, seed: u64) -> Vec<f64> {
-    let mut rng = SimRng::seed_from_u64(seed);
-    let normal = Normal::new(0.0, sigma).unwrap();
-    (0..LOOPS.len())
-        .map(|_| normal.sample(&mut rng).exp())
-        .collect()
+#[test]
+fn the_bands_ends_take_the_ranks_of_split_conformal_prediction() {
+    let values: Vec<f64> = (1..=99).map(f64::from).collect();
+    // 90% of 99: the 5th lowest and the 95th.
+    assert_eq!(conformal_ends(&values, 0.9), (5.0, 95.0));
+    // 80% of 9: ⌊0.1 × 10⌋ = 1st and ⌈0.9 × 10⌉ = 9th.
+    assert_eq!(conformal_ends(&values[..9], 0.8), (1.0, 9.0));
+    // Too few for 90%: the lowest and the highest.
+    assert_eq!(conformal_ends(&values[..4], 0.9), (1.0, 4.0));
 }
 
 #[test]
-fn the_bootstrap_is_as_wide_as_the_runs_known_noise_makes_it() {
-    // Each run on its own speed, 6% apart from run to run: the runs' mean speed is known
-    // within 6%/√14 (its standard error), so a 90% interval is about 2 × 1.645 × 1.6% = 5.3%
-    // wide, and holds the speeds' own geometric mean.
-    let sigma = 0.06;
-    let speeds = speeds(sigma, 3);
-    let runs = measured(&speeds);
-    let spread = Spread::fit(&truth(), &runs, None).unwrap();
-    let (low, high) = spread.bootstrap;
-    let mean = (speeds.iter().map(|s| s.ln()).sum::<f64>() / speeds.len() as f64).exp();
-    let expected_width = 2.0 * 1.645 * sigma / (LOOPS.len() as f64).sqrt();
-    let width = (high / low).ln();
-    eprintln!("{spread:?}: width {width:.4} (expected {expected_width:.4}), mean speed {mean:.4}");
+fn a_right_model_on_a_quiet_database_gets_a_narrow_band() {
+    // The truth itself, measured with other draws and no noise: every loop held out is
+    // predicted within a few per cent, and the band is as narrow.
+    let loops = measured_twice(&LOOPS, 0.0, 3);
+    let held = Spread::fit(&truth(), &loops, 0.9).unwrap();
+    eprintln!("{:?}", held.spread);
+    for (one, predicted) in loops.iter().zip(&held.predicted_tps) {
+        let measured = one.fitted_to().tps;
+        assert!(
+            (predicted / measured - 1.0).abs() < 0.06,
+            "{one:?}: held out {predicted}"
+        );
+    }
     assert!(
-        low <= mean * 1.01 && mean <= high * 1.01,
-        "{low}–{high} misses the runs' mean speed {mean}"
+        held.spread.slower < 1.06 && held.spread.faster > 0.94,
+        "{held:?}"
     );
-    assert!(
-        width > 0.5 * expected_width && width < 2.0 * expected_width,
-        "width {width} against {expected_width}"
-    );
-    assert_eq!(
-        (spread.faster, spread.slower),
-        (low.min(1.0), high.max(1.0))
-    );
+    // Only the draws differ between a loop's two measurements.
+    assert!(held.spread.noise.unwrap() < 0.01, "{held:?}");
+    assert_eq!(held.spread.measurements, 2 * LOOPS.len());
 }
 
 #[test]
-fn without_noise_the_spread_is_narrow_and_a_slower_repeat_widens_it() {
-    // Runs at the truth's own speed: the bootstrap stays within 3% of it (the draws differ
-    // from the fit's). The loop measured again at its end 12% slower refits to its speed,
-    // and the spread's slower end is that.
-    let mut speeds = vec![1.0; LOOPS.len()];
-    let quiet = Spread::fit(&truth(), &measured(&speeds), None).unwrap();
+fn the_band_covers_loops_it_never_saw_at_its_nominal_rate() {
+    // A database that moves 8% (log-normal) from run to run, and a model with one stage
+    // wrong: its flush 40% longer than the database's. Over four calibrations, each band's
+    // share of eight loops calibrate does not run, each measured twice, must reach 90% within
+    // its binomial tolerance (3 standard errors of the pooled share).
+    let fitted = Machine {
+        flush_ms: Some(0.084),
+        ..truth()
+    };
+    let coverage = 0.9;
+    let (mut inside, mut total) = (0usize, 0usize);
+    let mut widths = Vec::new();
+    for calibration in 0..4u64 {
+        let loops = measured_twice(&LOOPS, 0.08, 100 + calibration);
+        let spread = Spread::fit(&fitted, &loops, coverage).unwrap().spread;
+        widths.push(spread.slower / spread.faster);
+        for one in measured_twice(&HELD_OUT, 0.08, 200 + calibration) {
+            let target = one.fitted_to();
+            let predicted = fitted
+                .simulate(target.rows, target.clients, simulated_seconds(target.tps))
+                .tps;
+            for m in &one.measurements {
+                let ratio = m.tps / predicted;
+                total += 1;
+                if 1.0 / spread.slower <= ratio && ratio <= 1.0 / spread.faster {
+                    inside += 1;
+                }
+            }
+        }
+    }
+    let share = inside as f64 / total as f64;
+    let tolerance = 3.0 * (coverage * (1.0 - coverage) / total as f64).sqrt();
+    eprintln!("covered {inside} of {total} ({share:.3}); widths {widths:?}");
+    assert!(share >= coverage - tolerance, "{share} of {total}");
+    // Sharp too: the noise alone makes a 90% band ×1.30 end to end (±1.645 × 8%) and the
+    // flush's error adds to it; measured ×1.48–×1.58.
+    assert!(widths.iter().all(|&w| w < 1.7), "{widths:?}");
+}
+
+#[test]
+fn a_band_made_narrower_by_hand_covers_less() {
+    // The same calibration at 50% coverage is narrower, and at 99% no narrower than at 90%.
+    let loops = measured_twice(&LOOPS, 0.08, 7);
+    let at = |coverage: f64| Spread::fit(&truth(), &loops, coverage).unwrap().spread;
+    let (half, ninety, most) = (at(0.5), at(0.9), at(0.99));
+    let width = |s: &Spread| s.slower / s.faster;
+    assert!(width(&half) < width(&ninety), "{half:?} {ninety:?}");
+    assert!(width(&ninety) <= width(&most), "{ninety:?} {most:?}");
     assert!(
-        quiet.bootstrap.0 > 0.97 && quiet.bootstrap.1 < 1.03,
-        "{quiet:?}"
-    );
-    speeds.push(1.12);
-    let mut runs = measured(&speeds);
-    let again = truth()
-        .scaled(1.12)
-        .simulate_seeded(64, 32, simulated_seconds(runs[11].tps), 29);
-    runs.push(again);
-    let spread = Spread::fit(&truth(), &runs, Some((11, 14))).unwrap();
-    let (first, again) = spread.repeated.unwrap();
-    eprintln!("{spread:?}");
-    assert!((first - 1.0).abs() < 0.03, "{first}");
-    assert!((again / 1.12 - 1.0).abs() < 0.03, "{again}");
-    assert!(spread.slower >= again && spread.faster <= 1.0);
-    assert!(
-        spread.describe().contains("slower"),
+        ninety.describe().contains("90% coverage"),
         "{}",
-        spread.describe()
+        ninety.describe()
+    );
+    assert!(
+        ninety.toml().contains("coverage = 0.9"),
+        "{}",
+        ninety.toml()
     );
 }

@@ -46,6 +46,7 @@ pub(crate) fn validation_of(points: Vec<Point>) -> Validation {
         one_row_peak: 1_000.0,
         points,
         planner: Vec::new(),
+        band: None,
     }
 }
 

@@ -158,7 +158,7 @@ fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
             run(64, 64, Some(1_800.0), 1_790.0),
         ],
         load_notice: None,
-        again: Some(run(1, 32, None, 3_100.0)),
+        repeats: vec![run(1, 32, None, 3_100.0)],
         full_pool: None,
         stalls: None,
         spread: None,
@@ -222,4 +222,85 @@ fn a_stream_that_keeps_up_as_fitted_but_not_at_the_spreads_slow_end_is_marginal(
     let point = measured_point(load, vec![measured_repeat(4_000.0, 2, true)], over);
     assert_eq!(point.predicted_stability(), "marginal");
     assert_eq!(point.stability_call(), StabilityCall::Conservative);
+}
+
+/// A closed loop of `rows` rows at 32 clients, predicted at `predicted`/s and measured at
+/// each of `measured`.
+fn closed_point(rows: u32, predicted: f64, measured: &[f64]) -> Point {
+    let load = Load {
+        rows,
+        clients: CLOSED_CLIENTS,
+        rate_per_s: None,
+        warmup: std::time::Duration::from_secs(1),
+        duration: std::time::Duration::from_secs(2),
+    };
+    let repeats = measured
+        .iter()
+        .map(|&tps| measured_repeat(tps, 10, true))
+        .collect();
+    measured_point(load, repeats, kept_up(predicted))
+}
+
+#[test]
+fn a_band_is_judged_by_coverage_and_fails_when_narrowed_by_hand_or_optimistic() {
+    // Ten closed loops predicted at 1,000/s, measured 3% apart around 0.90–1.08 of it.
+    let centres = [0.90, 0.93, 0.95, 0.97, 1.0, 1.0, 1.02, 1.04, 1.06, 1.08];
+    let points: Vec<Point> = centres
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| closed_point(1 + i as u32, 1_000.0, &[985.0 * c, 1_015.0 * c]))
+        .collect();
+    let with_band = |slower: f64, faster: f64| Validation {
+        band: Some(band::CalibrationBand {
+            slower,
+            faster,
+            coverage: Some(0.9),
+        }),
+        ..validation_of(points.clone())
+    };
+    // The band ×0.9–×1.1 of the prediction (every time ×1.11 to ×0.91) holds every range.
+    let wide = with_band(1.0 / 0.9, 1.0 / 1.1).band_verdict().unwrap();
+    assert_eq!((wide.covered, wide.loops), (10, 10), "{wide:?}");
+    assert!(!wide.fails());
+    assert!(
+        with_band(1.0 / 0.9, 1.0 / 1.1)
+            .misses(&TOLERANCE)
+            .is_empty()
+    );
+    // Narrowed by hand to ±1%: four loops of ten met it, far short of 90%, and the slow ones
+    // are optimistic misses, named.
+    let narrow_validation = with_band(1.01, 0.99);
+    let narrow = narrow_validation.band_verdict().unwrap();
+    assert!(narrow.covered < 9 && narrow.fails(), "{narrow:?}");
+    assert!(!narrow.optimistic.is_empty() && !narrow.pessimistic.is_empty());
+    let misses = narrow_validation.misses(&TOLERANCE);
+    assert_eq!(misses.len(), narrow.optimistic.len(), "{misses:?}");
+    assert!(misses[0].contains("optimistic"), "{misses:?}");
+    assert!(
+        narrow
+            .describe()
+            .contains("optimistic misses: closed 32 clients")
+    );
+    // Pessimistic misses alone, within the tolerance, do not fail: a band shifted slow.
+    let slow = with_band(1.0 / 0.88, 1.0 / 1.06).band_verdict().unwrap();
+    assert!(slow.optimistic.is_empty(), "{slow:?}");
+    assert_eq!(slow.pessimistic.len(), 1, "{slow:?}");
+    assert!(
+        !slow.fails(),
+        "9 of 10 at 90% is within the tolerance: {slow:?}"
+    );
+    // An old calibration's spread states no coverage: the loops keep the tolerance.
+    let old = Validation {
+        band: Some(band::CalibrationBand {
+            slower: 1.01,
+            faster: 0.99,
+            coverage: None,
+        }),
+        ..validation_of(points.clone())
+    };
+    assert!(old.band_verdict().is_none());
+    assert_eq!(
+        old.misses(&TOLERANCE),
+        validation_of(points.clone()).misses(&TOLERANCE)
+    );
 }

@@ -29,7 +29,7 @@ impl CalibrationFigure<'_> {
         let y = Axis::fit(
             runs.iter()
                 .copied()
-                .chain(&self.calibration.again)
+                .chain(&self.calibration.repeats)
                 .flat_map(|r| [r.measured.tps, r.fitted.tps])
                 .chain(std::iter::once(0.0)),
         );
@@ -44,22 +44,26 @@ impl CalibrationFigure<'_> {
             legend.add(format!("{rows} {noun}: measured"), Mark::Line(colour));
             legend.add(format!("{rows} {noun}: fitted"), Mark::Dashed(colour));
         }
-        // The busiest loop measured again at the end: a ring in its series' colour, its
-        // distance from the first measurement how far the database moved by itself.
-        let again = self.calibration.again.as_ref().map(|run| {
-            let colour = series
-                .iter()
-                .find(|&&(rows, _)| rows == run.load.rows)
-                .map_or(PALETTE[0], |&(_, colour)| colour);
+        // Each loop's second measurement, after the open streams: a ring in its series'
+        // colour, its distance from the first how far the database moved by itself.
+        let repeats: Vec<(&crate::calibrate::CalibrationRun, RGBColor)> = self
+            .calibration
+            .repeats
+            .iter()
+            .map(|run| {
+                let colour = series
+                    .iter()
+                    .find(|&&(rows, _)| rows == run.load.rows)
+                    .map_or(PALETTE[0], |&(_, colour)| colour);
+                (run, colour)
+            })
+            .collect();
+        if let Some(&(_, colour)) = repeats.first() {
             legend.add(
-                format!(
-                    "{} rows, {} clients: measured again at the end",
-                    run.load.rows, run.load.clients
-                ),
+                "each loop measured again, minutes later".to_owned(),
                 Mark::Ring(colour),
             );
-            (run, colour)
-        });
+        }
         let (plot_area, legend_area) = legend.split(root);
         let clients: Vec<u32> = runs.iter().map(|r| r.load.clients).collect();
         let caption = format!(
@@ -82,12 +86,12 @@ impl CalibrationFigure<'_> {
             draw_marked(&mut chart, of(&|r| r.measured.tps), Mark::Line(colour))?;
             draw_marked(&mut chart, of(&|r| r.fitted.tps), Mark::Dashed(colour))?;
         }
-        if let Some((run, colour)) = again {
+        for (run, colour) in repeats {
             let at = (
                 f64::from(run.load.clients).log2(),
                 y.to_plot(run.measured.tps),
             );
-            chart.draw_series(std::iter::once(Circle::new(at, 11, colour.stroke_width(3))))?;
+            chart.draw_series(std::iter::once(Circle::new(at, 7, colour.stroke_width(2))))?;
         }
         legend.draw(&legend_area)
     }
