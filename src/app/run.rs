@@ -147,7 +147,7 @@ fn spread_recommendations(
     );
     let fitted = recommended(scenario, rows);
     Ok(Some(report::terminal::spread_recommendations(
-        scenario, rows, spread, &fitted, &slow, &fast,
+        scenario, spread, &fitted, &slow, &fast,
     )))
 }
 

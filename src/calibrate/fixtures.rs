@@ -11,6 +11,7 @@ pub(crate) fn closed_run(rows: u32, clients: u32, tps: f64) -> CalibrationRun {
             rows,
             clients,
             rate_per_s: None,
+            think: Duration::ZERO,
             warmup: Duration::ZERO,
             duration: Duration::from_secs(1),
         },
@@ -41,6 +42,7 @@ pub(crate) fn open_run(rate: f64, p50_us: u64, p99_us: u64) -> CalibrationRun {
         rows: 64,
         clients: 64,
         rate_per_s: Some(rate),
+        think: Duration::ZERO,
         warmup: Duration::ZERO,
         duration: Duration::from_secs(1),
     };

@@ -31,6 +31,9 @@ pub struct Load {
     pub clients: u32,
     /// Open stream: updates a second (Poisson); `None` for a closed loop.
     pub rate_per_s: Option<f64>,
+    /// Closed loop: the time each client waits after a commit before its next update (a
+    /// constant; zero sends back to back). Unused by an open stream.
+    pub think: Duration,
     /// Seconds before the measurement.
     pub warmup: Duration,
     /// Seconds measured.
@@ -328,6 +331,9 @@ fn drive(
         let answered = clock.elapsed();
         clock.timeline.commit(answered.as_nanos() as u64);
         tally.count(sent, answered, &measured);
+        if load.rate_per_s.is_none() && !load.think.is_zero() {
+            std::thread::sleep(load.think);
+        }
     }
     Ok(tally)
 }
@@ -350,6 +356,7 @@ mod tests {
             rows: 1,
             clients: 1,
             rate_per_s: Some(1000.0),
+            think: Duration::ZERO,
             warmup: Duration::ZERO,
             duration: Duration::from_secs(10),
         };
@@ -368,6 +375,7 @@ mod tests {
             rows: 1,
             clients: 1,
             rate_per_s: Some(1000.0),
+            think: Duration::ZERO,
             warmup: Duration::from_secs(1),
             duration: Duration::from_secs(5),
         };
@@ -427,6 +435,7 @@ mod tests {
         // A closed loop has no windows.
         let closed = Load {
             rate_per_s: None,
+            think: Duration::ZERO,
             rows: 1,
             clients: 1,
             warmup: Duration::ZERO,

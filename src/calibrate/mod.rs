@@ -278,6 +278,7 @@ impl Design {
             rows,
             clients,
             rate_per_s: None,
+            think: Duration::ZERO,
             warmup: Duration::from_secs_f64(WARMUP_S),
             duration: Duration::from_secs_f64(self.duration_s),
         };
@@ -318,6 +319,7 @@ impl Design {
             rows: self.max_rows,
             clients: validate::OPEN_CONNECTIONS,
             rate_per_s: Some(rate_per_s),
+            think: Duration::ZERO,
             warmup: Duration::from_secs_f64(WARMUP_S),
             duration: Duration::from_secs_f64(OPEN_RUNS_LONG * self.duration_s),
         };
@@ -348,6 +350,7 @@ impl Design {
             rows,
             clients: HERD_CLIENTS,
             rate_per_s: Some(FULL_POOL_OVERLOAD * measured.max(1.0)),
+            think: Duration::ZERO,
             warmup: Duration::from_secs_f64(WARMUP_S),
             duration: Duration::from_secs_f64(self.duration_s),
         }

@@ -30,9 +30,19 @@ pub(crate) const CLOSED_CLIENTS: u32 = 32;
 /// Rows of the closed-loop points at [`CLOSED_CLIENTS`] (1, 4, 16 and 64 are loads calibrate
 /// measures too) …
 const CLOSED_ROWS: [u32; 5] = [1, 2, 4, 16, 64];
-/// … and the closed loops `(rows, clients)` calibrate never measures: other row and client
-/// counts, which judge its band where it did not fit.
-const HELD_OUT_LOOPS: [(u32, u32); 5] = [(2, 8), (8, 12), (32, 16), (1, 48), (8, 48)];
+/// … and the closed loops `(rows, clients, think ms)` calibrate never measures: other row
+/// and client counts, and clients that think between updates (their connections idle), which
+/// judge its band where it did not fit.
+const HELD_OUT_LOOPS: [(u32, u32, f64); 8] = [
+    (2, 8, 0.0),
+    (8, 12, 0.0),
+    (32, 16, 0.0),
+    (1, 48, 0.0),
+    (8, 48, 0.0),
+    (1, 8, 1.0),
+    (4, 16, 2.0),
+    (16, 32, 5.0),
+];
 /// Rows of the open-stream points.
 const OPEN_ROWS: [u32; 4] = [1, 2, 4, 8];
 /// Offered rates of the open-stream points, as fractions of one row's peak.
@@ -272,10 +282,16 @@ impl Point {
     /// 4 rows` (`…, 4 rows, 8 connections` through a pool other than 64).
     pub fn name(&self, peak: f64) -> String {
         match self.load.rate_per_s {
-            None => format!(
+            None if self.load.think.is_zero() => format!(
                 "closed {}, {}",
                 plural(u64::from(self.load.clients), "client"),
                 plural(u64::from(self.load.rows), "row")
+            ),
+            None => format!(
+                "closed {}, {}, think {}",
+                plural(u64::from(self.load.clients), "client"),
+                plural(u64::from(self.load.rows), "row"),
+                crate::units::duration(self.load.think.as_nanos() as u64)
             ),
             Some(rate) => format!(
                 "open {:.0}% of one row's peak ({rate:.0}/s), {}{}",
@@ -701,13 +717,17 @@ fn loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
         rows,
         clients,
         rate_per_s,
+        think: Duration::ZERO,
         warmup: Duration::from_secs(1),
         duration: Duration::from_secs_f64(duration_s),
     };
     let closed = CLOSED_ROWS
         .map(|rows| load(rows, CLOSED_CLIENTS, None))
         .into_iter()
-        .chain(HELD_OUT_LOOPS.map(|(rows, clients)| load(rows, clients, None)));
+        .chain(HELD_OUT_LOOPS.map(|(rows, clients, think_ms)| Load {
+            think: Duration::from_secs_f64(think_ms / 1e3),
+            ..load(rows, clients, None)
+        }));
     let open = OPEN_LOADS.iter().flat_map(|&share| {
         OPEN_ROWS.map(|rows| load(rows, OPEN_CONNECTIONS, Some(share * one_row_peak)))
     });
@@ -725,6 +745,7 @@ fn planner_loads(one_row_peak: f64, duration_s: f64) -> Vec<Load> {
             rows,
             clients: OPEN_CONNECTIONS,
             rate_per_s: Some(PLANNER_LOAD * one_row_peak),
+            think: Duration::ZERO,
             warmup: Duration::from_secs(1),
             duration: Duration::from_secs_f64(duration_s),
         })
@@ -776,7 +797,7 @@ fn calibrated_runs(calibration: &Path) -> Vec<CalibratedRun> {
 /// What `calibrate` measured for `load`, if it ran the same closed loop (the mean of its
 /// runs of it).
 fn calibrated_tps(runs: &[CalibratedRun], load: &Load) -> Option<f64> {
-    if load.rate_per_s.is_some() {
+    if load.rate_per_s.is_some() || !load.think.is_zero() {
         return None;
     }
     let same: Vec<f64> = runs

@@ -32,6 +32,7 @@ pub fn extended_tables(rows: &[SummaryRow]) -> Vec<Table> {
         batching_table(rows),
         reads_table(rows),
         pool_table(rows),
+        band_table(rows),
     ]
     .into_iter()
     .flatten()
@@ -453,4 +454,33 @@ fn likes_table(rows: &[SummaryRow]) -> Table {
         header: header.iter().map(|h| h.to_string()).collect(),
         rows,
     }
+}
+
+/// Each shard count's throughput and p99 over its calibration's band, with the share of
+/// the database's measurements the band is meant to hold.
+fn band_table(rows: &[SummaryRow]) -> Option<Table> {
+    let cells = rows
+        .iter()
+        .map(|row| {
+            let band = row.band?;
+            Some(vec![
+                row.label(),
+                format!(
+                    "{}–{}",
+                    quantity(band.throughput_per_s.0),
+                    quantity(band.throughput_per_s.1)
+                ),
+                format!("{}–{}", duration(band.p99_ns.0), duration(band.p99_ns.1)),
+                band.coverage
+                    .map_or("not stated (an old calibration)".to_owned(), |c| {
+                        format!("{:.0}%", 100.0 * c)
+                    }),
+            ])
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(table(
+        "Over the calibration's band",
+        &["shards", "throughput /s", "p99", "coverage"],
+        cells,
+    ))
 }

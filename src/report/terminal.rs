@@ -342,7 +342,6 @@ fn line_width() -> usize {
 /// end's)".
 pub fn spread_recommendations(
     scenario: &crate::scenario::Scenario,
-    rows: &[SummaryRow],
     spread: &crate::scenario::include::CalibrationSpread,
     fitted: &[Option<u32>],
     slow: &[Option<u32>],
@@ -374,40 +373,7 @@ pub fn spread_recommendations(
         out += &wrap(&line, 100);
         out.push('\n');
     }
-    out += &band_lines(scenario, rows);
     out
-}
-
-/// Each shard count's throughput and p99 over the calibration's band, a line each:
-/// "4 shards: 11,000–16,000/s, p99 2.1–4.5 ms (90%)"; empty when no row has a band.
-pub fn band_lines(scenario: &crate::scenario::Scenario, rows: &[SummaryRow]) -> String {
-    let mut out = String::new();
-    let several = scenario.policies().len() > 1;
-    for row in rows {
-        let Some(band) = row.band else {
-            continue;
-        };
-        let coverage = band.coverage.map_or("no stated coverage".to_owned(), |c| {
-            format!("{:.0}%", 100.0 * c)
-        });
-        let policy = if several {
-            format!("{}, ", row.policy)
-        } else {
-            String::new()
-        };
-        out += &format!(
-            "  {policy}{}: {}–{}/s, p99 {}–{} ({coverage})\n",
-            units::plural(u64::from(row.shards()), "shard"),
-            units::quantity(band.throughput_per_s.0),
-            units::quantity(band.throughput_per_s.1),
-            units::duration(band.p99_ns.0),
-            units::duration(band.p99_ns.1),
-        );
-    }
-    if out.is_empty() {
-        return out;
-    }
-    format!("over the band, each shard count's throughput and p99:\n{out}")
 }
 
 #[cfg(test)]

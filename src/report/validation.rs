@@ -419,6 +419,7 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
         "predicted_tps_band_lo",
         "predicted_tps_band_hi",
         "band_call",
+        "think_ms",
     ])
     .expect("writing to memory");
     let ms = |ns: u64| format!("{:.4}", crate::time::ns_to_ms(ns));
@@ -479,6 +480,10 @@ pub fn validation_csv(validation: &Validation, tolerance: &Tolerance) -> Vec<u8>
             tps_band.map_or(String::new(), |(_, high)| format!("{high:.1}")),
             band.and_then(|band| point.band_call(band))
                 .map_or(String::new(), |call| call.name().to_owned()),
+            match point.load().rate_per_s {
+                None => format!("{:.3}", point.load().think.as_secs_f64() * 1e3),
+                Some(_) => String::new(),
+            },
         ])
         .expect("writing to memory");
     }

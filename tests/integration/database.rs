@@ -388,7 +388,7 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
     );
     assert!(!server.schema_exists(), "the schema is dropped at the end");
     let csv = std::fs::read_to_string(out.join("validation.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 22, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 25, "{csv}");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     for record in reader.records() {
         let record = record.unwrap();
@@ -419,6 +419,13 @@ fn validate_measures_every_point_beside_its_prediction_and_leaves_nothing_behind
         assert_eq!(
             record[24].is_empty(),
             !open || record[11].is_empty(),
+            "{record:?}"
+        );
+        // A closed loop's think time, which names it when it has one; none for a stream.
+        assert_eq!(record[33].is_empty(), open, "{record:?}");
+        assert_eq!(
+            !open && number(33) > 0.0,
+            record[0].contains(", think "),
             "{record:?}"
         );
         if &record[0] == "closed 32 clients, 1 row" {

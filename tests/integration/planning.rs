@@ -546,7 +546,8 @@ fn run_with_a_calibrations_spread_prints_each_ends_recommendation_and_the_one_to
     );
     assert!(text.contains("choose"), "{text}");
     assert!(
-        text.contains("over the band, each shard count's throughput and p99:"),
+        text.contains("Over the calibration's band")
+            && text.contains("not stated (an old calibration)"),
         "{text}"
     );
     // The outputs are the fitted calibration's — the same figures as a run without a spread —

@@ -41,6 +41,7 @@ fn load(rate_per_s: f64) -> Load {
         rows: 4,
         clients: 32,
         rate_per_s: Some(rate_per_s),
+        think: Duration::ZERO,
         warmup: Duration::from_secs(1),
         duration: Duration::from_secs(5),
     }

@@ -165,19 +165,20 @@ impl BandVerdict {
             }
         };
         let sharpness = match self.median_repeat_spread {
-            Some(spread) => format!(
-                "its median width {:.0}% against the repeats' median spread of {:.0}%",
+            Some(spread) if spread > 0.0 => format!(
+                "its median width {:.0}% against the repeats' median spread of {:.0}% ({:.1}× it)",
                 100.0 * self.median_width,
-                100.0 * spread
+                100.0 * spread,
+                self.median_width / spread
             ),
-            None => format!("its median width {:.0}%", 100.0 * self.median_width),
+            _ => format!("its median width {:.0}%", 100.0 * self.median_width),
         };
         format!(
-            "band at {:.0}% coverage: the measured range met it at {} of {} closed loops ({:.0}%; \
+            "band at {:.0}% coverage: the measured range met it at {} of {} ({:.0}%; \
              it fails below {:.0}%), {sharpness}; optimistic misses: {}; pessimistic: {}",
             100.0 * self.nominal,
             self.covered,
-            plural(self.loops as u64, "loop"),
+            plural(self.loops as u64, "closed loop"),
             100.0 * self.coverage(),
             100.0 * (self.nominal - self.tolerance()),
             named(&self.optimistic),

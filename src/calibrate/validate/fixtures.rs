@@ -55,6 +55,7 @@ pub(crate) fn open_load() -> Load {
         rows: 4,
         clients: OPEN_CONNECTIONS,
         rate_per_s: Some(1_000.0),
+        think: Duration::ZERO,
         warmup: Duration::from_secs(1),
         duration: Duration::from_secs(5),
     }

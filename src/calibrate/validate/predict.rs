@@ -159,14 +159,14 @@ fn simulate(
     })
 }
 
-/// The scenario of `load` with `seed` (see [`simulate`]): a closed loop of its clients with no think
-/// time, or its open stream through a pool of its connections.
+/// The scenario of `load` with `seed` (see [`simulate`]): a closed loop of its clients with its
+/// constant think time, or its open stream through a pool of its connections.
 fn load_scenario(load: &Load, backlogged: bool, seed: u64) -> ScenarioFile {
     let seconds = (load.warmup + load.duration).as_secs_f64();
     let arrivals = match load.rate_per_s {
         None => ArrivalsTable {
             clients: Some(load.clients),
-            think_ms: Some(0.0),
+            think_ms: Some(load.think.as_secs_f64() * 1e3),
             ..ArrivalsTable::default()
         },
         Some(rate) if backlogged => ArrivalsTable {

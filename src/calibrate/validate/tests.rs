@@ -174,6 +174,7 @@ fn the_drift_reads_the_closed_loops_of_the_csv_calibrate_writes() {
         rows,
         clients: 32,
         rate_per_s: None,
+        think: Duration::ZERO,
         warmup: Duration::ZERO,
         duration: Duration::from_secs(1),
     };
@@ -231,6 +232,7 @@ fn closed_point(rows: u32, predicted: f64, measured: &[f64]) -> Point {
         rows,
         clients: CLOSED_CLIENTS,
         rate_per_s: None,
+        think: Duration::ZERO,
         warmup: std::time::Duration::from_secs(1),
         duration: std::time::Duration::from_secs(2),
     };
@@ -303,4 +305,31 @@ fn a_band_is_judged_by_coverage_and_fails_when_narrowed_by_hand_or_optimistic() 
         old.misses(&TOLERANCE),
         validation_of(points.clone()).misses(&TOLERANCE)
     );
+}
+
+#[test]
+fn a_loop_whose_clients_think_is_predicted_with_its_think_time() {
+    // Eight clients over 16 rows of the bistable row's machine: back to back its one core
+    // bounds them (0.05 ms of CPU an update: under 20,000/s); thinking 5 ms after each
+    // commit, each client sends at most 200 a second, a little less for its update's own time.
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let calibration = dir.path().join("calibration.toml");
+    std::fs::write(&calibration, BISTABLE_ROW).expect("written");
+    let back_to_back = Load {
+        rows: 16,
+        clients: 8,
+        rate_per_s: None,
+        ..open_load()
+    };
+    let thinking = Load {
+        think: Duration::from_millis(5),
+        ..back_to_back
+    };
+    let fast = predict(&calibration, 1.0, &back_to_back).expect("valid");
+    let slow = predict(&calibration, 1.0, &thinking).expect("valid");
+    assert!(fast.tps > 4_000.0, "{fast:?}");
+    assert!((1_400.0..1_600.0).contains(&slow.tps), "{slow:?}");
+    let point = measured_point(thinking, vec![measured_repeat(1_500.0, 2, true)], slow);
+    assert_eq!(point.name(1_000.0), "closed 8 clients, 16 rows, think 5 ms");
+    assert_eq!(calibrated_tps(&[(16, 8, 9_000.0)], &thinking), None);
 }

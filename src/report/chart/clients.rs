@@ -17,6 +17,7 @@ pub(super) fn clients_figure<'a>(
         rows,
         what: "retries and failures against shard count",
         y_desc: "per original like",
+        band: None,
         waits: false,
         series: vec![
             (

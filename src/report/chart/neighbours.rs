@@ -69,6 +69,7 @@ pub(super) fn neighbours_figure<'a>(
         what: "neighbour endpoints' wait for a connection",
         y_desc: "wait for a connection",
         series,
+        band: None,
         waits: true,
     })
 }

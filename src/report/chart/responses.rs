@@ -41,6 +41,9 @@ pub(super) fn responses_figure<'a>(
                 Mark::Dashed(PALETTE[3]),
             ),
         ],
+        band: super::shard_lines::calibration_band(rows, "response p99", |b| {
+            (ms(b.p99_ns.0), ms(b.p99_ns.1))
+        }),
         waits: true,
     })
 }

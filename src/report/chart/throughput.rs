@@ -21,6 +21,7 @@ pub(super) fn throughput_figure<'a>(
             rows,
             what: "the busiest key's load against shard count",
             y_desc: "increments per second to the busiest key",
+            band: None,
             waits: false,
             series: vec![
                 ceiling,
@@ -42,6 +43,7 @@ pub(super) fn throughput_figure<'a>(
         rows,
         what: "throughput against shard count",
         y_desc: "increments per second",
+        band: super::shard_lines::calibration_band(rows, "throughput", |b| b.throughput_per_s),
         waits: false,
         series: vec![
             ceiling,

@@ -106,6 +106,7 @@ fn the_widest_spread_of_the_closed_loops_repeats_says_how_well_the_database_repe
         rows,
         clients: CLOSED_CLIENTS,
         rate_per_s: None,
+        think: Duration::ZERO,
         warmup: Duration::from_secs(1),
         duration: Duration::from_secs(5),
     };
