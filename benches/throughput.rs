@@ -18,6 +18,15 @@
 //!   2 cores and a 87 µs group-commit flush (every update takes four resources);
 //! - `pipeline_shared_cores`: the same machine with its cores shared (processor sharing) and
 //!   20 µs of CPU per request before its row (two pieces of CPU per update).
+//!
+//! The group `calibrated` runs what a team that calibrated its database runs, on the example
+//! calibration `scenarios/calibrated/postgres15-2core.toml` (a real PostgreSQL 15 on 2 cores:
+//! stalls, idle-connection overheads drawn from distributions, the herd's costs, the page scan
+//! and the WAL): whole one-shard-count runs, arrival generation included, each reported in
+//! increments a second on one core beside `hand_tight` above:
+//! - `open_pool_8_rows`: an open stream of 2,064/s over 8 rows through a pool of 64;
+//! - `open_64_rows`: the final's busiest minute (5,000/s) over 64 rows, no pool;
+//! - `closed_32_clients_4_rows` and `closed_32_clients_64_rows`: closed loops of 32 clients.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -205,5 +214,58 @@ fn sift_down(heap: &mut [u64]) {
     }
 }
 
-criterion_group!(benches, throughput);
+/// The example calibration the `calibrated` group includes.
+const EXAMPLE_CALIBRATION: &str = "scenarios/calibrated/postgres15-2core.toml";
+
+/// A one-shard-count scenario on the example calibration: `body` after its include.
+fn calibrated_scenario(body: &str) -> Scenario {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/calibrated/bench.toml");
+    let text = format!(
+        "include = \"{}\"\nseed = 7\n{body}",
+        Path::new(EXAMPLE_CALIBRATION)
+            .file_name()
+            .and_then(|name| name.to_str())
+            .expect("a file name")
+    );
+    Scenario::parse(&path, &text, &Overrides::default()).expect("valid scenario")
+}
+
+fn calibrated(c: &mut Criterion) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let mut group = c.benchmark_group("calibrated");
+    group.sample_size(10);
+    for (name, body) in [
+        (
+            "open_pool_8_rows",
+            "shards = [8]\nduration_s = 60\n[arrivals]\nrate_per_s = 2064\n[pool]\nsize = 64\n",
+        ),
+        (
+            "open_64_rows",
+            "shards = [64]\nduration_s = 60\n[arrivals]\nrate_per_s = 5000\n",
+        ),
+        (
+            "closed_32_clients_4_rows",
+            "shards = [4]\nduration_s = 20\n[arrivals]\nclients = 32\n",
+        ),
+        (
+            "closed_32_clients_64_rows",
+            "shards = [64]\nduration_s = 20\n[arrivals]\nclients = 32\n",
+        ),
+    ] {
+        let scenario = calibrated_scenario(body);
+        let run = || {
+            pool.install(|| sweep::run(&scenario, 0, vec![NoEvents], &sweep::NoProgress))
+                .expect("runs")
+        };
+        let increments: u64 = run().iter().map(|(shard_run, _)| shard_run.completed).sum();
+        group.throughput(Throughput::Elements(increments));
+        group.bench_function(name, |b| b.iter(|| black_box(run())));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, throughput, calibrated);
 criterion_main!(benches);

@@ -353,6 +353,30 @@ fn a_calibrated_run_takes_the_calibrated_commit_and_says_which_fields_the_scenar
 }
 
 #[test]
+fn the_example_calibration_runs_the_calibrated_final_without_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = crate::common::repo("scenarios/calibrated/postgres15-2core.toml");
+    let text = fs::read_to_string(&example).unwrap();
+    assert!(
+        text.starts_with("# An example calibration") && text.contains("PostgreSQL"),
+        "its header says what it was fitted to"
+    );
+    assert!(text.contains("coverage = 0.9"), "a band of the new kind");
+    let shipped = crate::common::repo("scenarios/calibrated/final.toml");
+    let output = shardsim(
+        dir.path(),
+        &[
+            "run",
+            shipped.to_str().unwrap(),
+            "--calibration",
+            example.to_str().unwrap(),
+            "--dry-run",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
 fn a_closed_loops_backlog_chart_offers_no_rate_and_names_a_hidden_line() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = crate::common::repo("scenarios/postgres-2core.toml");
