@@ -233,3 +233,30 @@ fn the_final_has_at_most_30_columns() {
     let (header, _) = summary(&text);
     assert!(header.len() <= 30, "{} columns: {header:?}", header.len());
 }
+
+#[test]
+fn a_calibrations_band_is_shaded_on_the_charts_and_tabled_on_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("band.toml"), BAND_CALIBRATION).unwrap();
+    let output = run_text(dir.path(), BANDED, &["--no-fail", "--quiet"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let read = |name: &str| std::fs::read_to_string(dir.path().join("out").join(name)).unwrap();
+    let unescaped = |text: String| text.replace("&apos;", "'").replace("&#39;", "'");
+    for (chart, legend) in [
+        (
+            "throughput.svg",
+            "throughput over the calibration's band (90%)",
+        ),
+        (
+            "responses.svg",
+            "response p99 over the calibration's band (90%)",
+        ),
+    ] {
+        assert!(unescaped(read(chart)).contains(legend), "{chart}: {legend}");
+    }
+    let page = unescaped(read("report.html"));
+    assert!(
+        page.contains("Over the calibration's band"),
+        "the page's table"
+    );
+}
