@@ -177,6 +177,15 @@ pub fn merged<'a>(
     })
 }
 
+/// The `[spread]` of the calibration file at `path`, checked as an include checks it; `None`
+/// when the file cannot be read, is not TOML, or has no valid `[spread]` (a file `validate`
+/// was given is checked as an include before it gets here).
+pub fn spread_of(path: &Path) -> Option<CalibrationSpread> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut table: Table = text.parse().ok()?;
+    read_spread(table.remove("spread")?, path).ok()
+}
+
 /// A calibration's `[spread]`: `slower` (1 to [`MAX_SPREAD`]), `faster` (its inverse to 1)
 /// and, from a calibration that states it, `coverage` (0.5 to 0.99); nothing else.
 fn read_spread(table: toml::Value, file: &Path) -> Result<CalibrationSpread, String> {

@@ -30,19 +30,10 @@ impl CalibrationBand {
     /// The `[spread]` of the calibration file, when it has one (a file that does not parse
     /// has none: validate refuses it before it gets here).
     pub fn read(calibration: &Path) -> Option<CalibrationBand> {
-        let text = std::fs::read_to_string(calibration).ok()?;
-        let table: toml::Table = text.parse().ok()?;
-        let spread = table.get("spread")?;
-        let number = |key: &str| {
-            let value = spread.get(key)?;
-            value
-                .as_float()
-                .or_else(|| value.as_integer().map(|v| v as f64))
-        };
-        Some(CalibrationBand {
-            slower: number("slower")?,
-            faster: number("faster")?,
-            coverage: number("coverage"),
+        crate::scenario::include::spread_of(calibration).map(|spread| CalibrationBand {
+            slower: spread.slower,
+            faster: spread.faster,
+            coverage: spread.coverage,
         })
     }
 

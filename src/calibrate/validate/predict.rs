@@ -25,12 +25,7 @@ fn scenario(calibration: &Path, scale: f64, file: &ScenarioFile) -> Result<Scena
 
 /// The slow end of the calibration's `[spread]`, when it has one.
 pub(super) fn spread_slower(calibration: &Path) -> Option<f64> {
-    let text = std::fs::read_to_string(calibration).ok()?;
-    let table: toml::Table = text.parse().ok()?;
-    let slower = table.get("spread")?.get("slower")?;
-    slower
-        .as_float()
-        .or_else(|| slower.as_integer().map(|v| v as f64))
+    crate::scenario::include::spread_of(calibration).map(|spread| spread.slower)
 }
 
 /// What the calibration predicts for `load` as fitted; an open stream that keeps up is

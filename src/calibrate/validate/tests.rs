@@ -207,6 +207,15 @@ fn a_stream_that_keeps_up_as_fitted_but_not_at_the_spreads_slow_end_is_marginal(
     )
     .expect("written");
     assert_eq!(super::predict::spread_slower(&calibration), Some(5.0));
+    assert_eq!(
+        band::CalibrationBand::read(&calibration),
+        Some(band::CalibrationBand {
+            slower: 5.0,
+            faster: 0.9,
+            coverage: None
+        }),
+        "an old calibration's spread: no coverage stated"
+    );
     let load = Load {
         rows: 16,
         rate_per_s: Some(4_000.0),
