@@ -115,7 +115,7 @@ impl PolicySearch {
 /// A shard count's peak utilization as far as it is known before its run: the scenario's
 /// peak over the shard count's ceiling, as `summary.csv` computes it without retries (which
 /// only multiply the peak by the attempts per like, at least 1).
-fn lowest_peak_utilization(scenario: &Scenario, shards: u32) -> f64 {
+pub(crate) fn lowest_peak_utilization(scenario: &Scenario, shards: u32) -> f64 {
     scenario.peak_offered_per_s() / static_ceiling_per_s(scenario, shards)
 }
 

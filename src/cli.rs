@@ -321,6 +321,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = values::shard_count)]
     pub(crate) max_shards: u32,
 
+    /// Simulate every shard count the search tries, even those whose peak utilization rules
+    /// them out before a run (by default they are judged without one, and listed as not
+    /// simulated); the answer is the same.
+    #[arg(long)]
+    pub(crate) every_run: bool,
+
     /// Simulated seconds at the peak rate per replication (after the warm-up), 0.001 to 1000000.
     #[arg(long, value_name = "S", default_value_t = 60.0, value_parser = values::plan_duration)]
     pub(crate) duration_s: f64,

@@ -41,6 +41,9 @@ pub struct PlanSettings {
     pub warmup_s: f64,
     /// Replications per shard count (≥ 2 for intervals).
     pub replications: u32,
+    /// Simulate every shard count the search tries, even one whose peak utilization rules it
+    /// out before its run (`--every-run`); the answer is the same.
+    pub every_run: bool,
 }
 
 /// The parts of `machine` a plan simulates, in words: its CPU, flush and stalls where it has
@@ -155,6 +158,9 @@ pub struct Plan {
     pub unmet_reason: Option<String>,
     /// Every simulated shard count.
     pub evaluations: BTreeMap<u32, Evaluation>,
+    /// The shard counts the search tried without simulating them, with the peak utilization
+    /// that ruled each out (at least 1, or above the target's `max_utilization`).
+    pub(crate) unsimulated: BTreeMap<u32, f64>,
     /// The smallest shard count whose peak utilization is below 1 (and within the target).
     pub(crate) utilization_shards: u32,
     /// The seeds' rule of thumb: peak ÷ the comfortable rate per row.
@@ -272,13 +278,20 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     let utilization_shards = min_shards_for_utilization(load, limit);
     let peak = peak_scenario(base, settings);
     let mut evaluations = BTreeMap::new();
+    let mut unsimulated = BTreeMap::new();
     // A capacity in front of every row — the machine, or the likes table — that the peak
     // already fills: no shard count can help.
     let capacity_bound = machine_bound_reason(base, limit).or_else(|| likes_bound_reason(base));
-    let mut evaluate = |shards: u32| -> Result<bool, InputError> {
+    let mut meets = |shards: u32| -> Result<bool, InputError> {
         if let Some(done) = evaluations.get(&shards) {
             let done: &Evaluation = done;
             return Ok(done.meets);
+        }
+        if !settings.every_run
+            && let Some(utilization) = ruled_out(&peak, shards, &targets)
+        {
+            unsimulated.insert(shards, utilization);
+            return Ok(false);
         }
         let evaluation = evaluate(&peak, shards, &targets)?;
         let meets = evaluation.meets;
@@ -289,12 +302,20 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     let answer = if capacity_bound.is_some() {
         None
     } else {
-        smallest_meeting(load, settings.max_shards, &mut evaluate)?
+        smallest_meeting(load, settings.max_shards, &mut meets)?
     };
+    // The count below the answer is the evidence that the answer is the smallest: it is
+    // simulated even when its utilization already ruled it out.
+    if let Some(below) = answer.and_then(|n| n.checked_sub(1)).filter(|&n| n > 0)
+        && unsimulated.remove(&below).is_some()
+    {
+        evaluations.insert(below, evaluate(&peak, below, &targets)?);
+    }
     let unmet_reason = answer.is_none().then(|| {
         capacity_bound.clone().unwrap_or_else(|| {
             unmet_reason(
                 &evaluations,
+                &unsimulated,
                 &targets,
                 settings.max_shards,
                 utilization_shards,
@@ -317,6 +338,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
         answer,
         unmet_reason,
         evaluations,
+        unsimulated,
         utilization_shards,
         rule_of_thumb_shards: (peak_per_s * mean_hold_s / COMFORTABLE_SHARE)
             .ceil()
@@ -459,6 +481,19 @@ fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
     )
 }
 
+/// The peak utilization that rules `shards` rows out before their run, if it does: at least 1
+/// (overloaded whatever the run) or above the target's `max_utilization`. A run's peak
+/// utilization is never below this one (retries only raise the offered rate), so such a
+/// count fails the targets however it is simulated.
+fn ruled_out(peak: &Scenario, shards: u32, targets: &Slo) -> Option<f64> {
+    let utilization =
+        crate::answer::lowest_peak_utilization(&peak.with_shards(vec![shards]), shards);
+    let over_limit = targets
+        .max_utilization
+        .is_some_and(|limit| utilization > limit);
+    (utilization >= 1.0 || over_limit).then_some(utilization)
+}
+
 /// Simulates `shards` rows at `base`'s peak as `plan` does, without searching (for checks and
 /// brute-force comparisons).
 pub fn evaluate_at(
@@ -568,6 +603,7 @@ fn duration(ns: u64) -> String {
 
 fn unmet_reason(
     evaluations: &BTreeMap<u32, Evaluation>,
+    unsimulated: &BTreeMap<u32, f64>,
     targets: &Slo,
     max_shards: u32,
     utilization_shards: u32,
@@ -577,6 +613,22 @@ fn unmet_reason(
         return format!(
             "the peak offers {load:.1} rows' worth of holds at once, so keeping utilization within \
              the target needs at least {utilization_shards} shards, more than --max-shards {max_shards}"
+        );
+    }
+    let most_simulated = evaluations.keys().next_back().copied().unwrap_or(0);
+    if let Some((&shards, &utilization)) = unsimulated.iter().next_back()
+        && shards > most_simulated
+    {
+        let why = if utilization >= 1.0 {
+            format!("the peak still offers {utilization:.2}× what its rows take")
+        } else {
+            format!(
+                "the peak utilization is {utilization:.2}, above max_utilization {}",
+                targets.max_utilization.unwrap_or(1.0)
+            )
+        };
+        return format!(
+            "at {shards} shards {why} (not simulated: no run can meet the target there)"
         );
     }
     let best = evaluations.values().next_back().map(|e| &e.row);

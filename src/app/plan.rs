@@ -176,6 +176,7 @@ fn plan_settings(args: &PlanArgs, scenario: &Scenario) -> PlanSettings {
         duration_s: args.duration_s,
         warmup_s: args.warmup_s,
         replications,
+        every_run: args.every_run,
     }
 }
 

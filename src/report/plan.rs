@@ -209,6 +209,11 @@ fn plan_document(plan: &Plan) -> Value {
             "theory_shards": plan.theory_shards,
         },
         "evaluations": plan.evaluations.values().map(evaluation_json).collect::<Vec<_>>(),
+        "unsimulated": plan
+            .unsimulated
+            .iter()
+            .map(|(shards, utilization)| json!({"shards": shards, "peak_utilization": utilization}))
+            .collect::<Vec<_>>(),
     })
 }
 
@@ -506,6 +511,30 @@ fn write_evidence(out: &mut String, plan: &Plan) {
     for evaluation in &shown {
         write_evaluation(out, evaluation, exact);
     }
+    write_unsimulated(out, plan);
+}
+
+/// The shard counts the search ruled out by their peak utilization without a run.
+fn write_unsimulated(out: &mut String, plan: &Plan) {
+    let (Some((first, low)), Some((last, high))) = (
+        plan.unsimulated.iter().next(),
+        plan.unsimulated.iter().next_back(),
+    ) else {
+        return;
+    };
+    let counts: Vec<String> = plan.unsimulated.keys().map(u32::to_string).collect();
+    let utilization = if first == last {
+        format!("{low:.2}")
+    } else {
+        format!("{low:.2} to {high:.2}")
+    };
+    let text = format!(
+        "not simulated: {} shards, whose peak utilization ({utilization}) rules them out \
+         whatever their run (--every-run simulates them)",
+        counts.join(", ")
+    );
+    *out += &units::wrap(&text, 100);
+    out.push('\n');
 }
 
 /// One shard count's line of evidence, with the exact waits when `exact`.

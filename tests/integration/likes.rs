@@ -388,6 +388,7 @@ fn plan_answers_at_once_when_the_likes_table_is_the_hot_spot() {
     use shardsim::scenario::Slo;
     let dir = tempfile::tempdir().unwrap();
     let settings = PlanSettings {
+        every_run: false,
         max_shards: 64,
         duration_s: 5.0,
         warmup_s: 1.0,

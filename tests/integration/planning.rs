@@ -55,6 +55,67 @@ fn plan_for_the_final_shows_n_minus_one_failing_and_n_passing() {
     }
 }
 
+/// The counts a plan judges by their peak utilization alone change nothing: `--every-run`
+/// simulates them, and they fail the target there too, with the same answer; the count below
+/// the answer is simulated either way, as the evidence.
+#[test]
+fn counts_ruled_out_unsimulated_fail_when_simulated_with_the_same_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = small_scenario(dir.path(), "random", "dist = \"constant\"\nms = 1", 7500.0);
+    let targets = Slo {
+        p99_ns: Some(30_000_000),
+        max_utilization: Some(0.8),
+        ..Slo::default()
+    };
+    let settings = PlanSettings {
+        every_run: false,
+        max_shards: 64,
+        duration_s: 5.0,
+        warmup_s: 1.0,
+        replications: 3,
+    };
+    let shortcut = plan::plan(&base, targets, settings).unwrap();
+    let every = plan::plan(
+        &base,
+        targets,
+        PlanSettings {
+            every_run: true,
+            ..settings
+        },
+    )
+    .unwrap();
+    // 7,500/s at 1 ms: 7 rows are overloaded, 8 and 9 above max_utilization 0.8 (0.94, 0.83);
+    // the search starts at 7, meets at 14, then bisects 10, 8, 9.
+    assert_eq!(shortcut.answer, Some(10));
+    assert_eq!(every.answer, shortcut.answer);
+    let json = |p: &plan::Plan| -> serde_json::Value {
+        serde_json::from_str(&shardsim::report::plan::plan_json(std::slice::from_ref(p))).unwrap()
+    };
+    let ruled_out: Vec<u64> = json(&shortcut)["unsimulated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["shards"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ruled_out, [7, 8]);
+    assert_eq!(json(&every)["unsimulated"], serde_json::json!([]));
+    for count in [7, 8] {
+        assert!(!every.evaluations[&count].meets, "{count} shards");
+        assert!(!shortcut.evaluations.contains_key(&count));
+    }
+    assert!(
+        !shortcut.evaluations[&9].meets,
+        "the evidence below the answer"
+    );
+    // Whatever both simulated is the same, byte for byte.
+    for (shards, evaluation) in &shortcut.evaluations {
+        assert_eq!(
+            format!("{:?}", evaluation.row),
+            format!("{:?}", every.evaluations[shards].row)
+        );
+    }
+}
+
 fn small_scenario(dir: &Path, policy: &str, hold: &str, rate: f64) -> shardsim::scenario::Scenario {
     common::scenario(
         dir,
@@ -74,6 +135,7 @@ fn the_search_agrees_with_a_brute_force_scan() {
         3000.0,
     );
     let settings = PlanSettings {
+        every_run: false,
         max_shards: 64,
         duration_s: 10.0,
         warmup_s: 1.0,
@@ -134,6 +196,7 @@ fn simulated_p99_follows_erlang_c_over_a_grid_of_utilizations() {
     // utilization here (measured), so 5% is a few percent that a wrong model cannot meet.
     let dir = tempfile::tempdir().unwrap();
     let settings = PlanSettings {
+        every_run: false,
         max_shards: 64,
         duration_s: 0.0,
         warmup_s: 2.0,
@@ -180,6 +243,7 @@ fn simulated_p99_follows_exact_mdc_over_a_grid_of_utilizations() {
             rate,
         );
         let settings = PlanSettings {
+            every_run: false,
             max_shards: 64,
             duration_s: 200_000.0 / rate,
             warmup_s: 2.0,
