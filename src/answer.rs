@@ -20,7 +20,7 @@
 use crate::error::InputError;
 use crate::figures::summarize_each;
 use crate::figures::{
-    NEAR_CEILING, Recommendation, SummaryRow, Verdict, remedy, static_ceiling_per_s,
+    NEAR_CEILING, Recommendation, SummaryRow, Verdict, lowest_peak_utilization, remedy,
 };
 use crate::model::{NoEvents, Policy, Rows};
 use crate::report::grid::{ConfigBlock, sweep_line};
@@ -110,13 +110,6 @@ impl PolicySearch {
             has_target,
         }
     }
-}
-
-/// A shard count's peak utilization as far as it is known before its run: the scenario's
-/// peak over the shard count's ceiling, as `summary.csv` computes it without retries (which
-/// only multiply the peak by the attempts per like, at least 1).
-pub(crate) fn lowest_peak_utilization(scenario: &Scenario, shards: u32) -> f64 {
-    scenario.peak_offered_per_s() / static_ceiling_per_s(scenario, shards)
 }
 
 /// What a search tells its progress bar, in increments (expected: arrivals × runs).

@@ -18,7 +18,9 @@ use crate::model::Policy;
 use crate::model::hold::HoldDist;
 use crate::scenario::{ArrivalPlan, Scenario, Slo};
 use crate::stability::StabilitySettings;
-use crate::sweep::{self, NoProgress};
+use crate::stats::WaitSummary;
+use crate::stats::replications::mean_and_half_width_at;
+use crate::sweep;
 use crate::theory;
 use crate::time::s_f64_to_ns;
 
@@ -293,7 +295,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
             unsimulated.insert(shards, utilization);
             return Ok(false);
         }
-        let evaluation = evaluate(&peak, shards, &targets)?;
+        let evaluation = evaluate(&peak, shards, &targets, settings.every_run)?;
         let meets = evaluation.meets;
         evaluations.insert(shards, evaluation);
         Ok(meets)
@@ -309,7 +311,7 @@ pub fn plan(base: &Scenario, targets: Slo, settings: PlanSettings) -> Result<Pla
     if let Some(below) = answer.and_then(|n| n.checked_sub(1)).filter(|&n| n > 0)
         && unsimulated.remove(&below).is_some()
     {
-        evaluations.insert(below, evaluate(&peak, below, &targets)?);
+        evaluations.insert(below, evaluate(&peak, below, &targets, settings.every_run)?);
     }
     let unmet_reason = answer.is_none().then(|| {
         capacity_bound.clone().unwrap_or_else(|| {
@@ -487,7 +489,7 @@ fn peak_scenario(base: &Scenario, settings: PlanSettings) -> Scenario {
 /// count fails the targets however it is simulated.
 fn ruled_out(peak: &Scenario, shards: u32, targets: &Slo) -> Option<f64> {
     let utilization =
-        crate::answer::lowest_peak_utilization(&peak.with_shards(vec![shards]), shards);
+        crate::figures::lowest_peak_utilization(&peak.with_shards(vec![shards]), shards);
     let over_limit = targets
         .max_utilization
         .is_some_and(|limit| utilization > limit);
@@ -502,18 +504,97 @@ pub fn evaluate_at(
     settings: PlanSettings,
     shards: u32,
 ) -> Result<Evaluation, InputError> {
-    evaluate(&peak_scenario(base, settings), shards, targets)
+    evaluate(
+        &peak_scenario(base, settings),
+        shards,
+        targets,
+        settings.every_run,
+    )
 }
 
-fn evaluate(peak: &Scenario, shards: u32, targets: &Slo) -> Result<Evaluation, InputError> {
+/// The replication counts after which a plan looks whether a shard count's waits already
+/// decide it ([`decided`]) and, when they do, simulates no more of them.
+const LOOKS: [u32; 2] = [4, 6];
+/// The confidence at which a look decides: 99.9% two-sided each, so both looks together err
+/// less than 0.2% of the time (the full run's own interval is a 95% one).
+const LOOK_CONFIDENCE: f64 = 0.999;
+
+/// Simulates `shards` rows at the peak, replication after replication up to the plan's, and
+/// stops at a look ([`LOOKS`]) where the waits already decide the targets (`every_run`: never).
+fn evaluate(
+    peak: &Scenario,
+    shards: u32,
+    targets: &Slo,
+    every_run: bool,
+) -> Result<Evaluation, InputError> {
     let scenario = peak.with_shards(vec![shards]);
-    let (runs, _) = sweep::run_replications(&scenario, vec![crate::model::NoEvents], &NoProgress)?;
-    let row = summarize_each(&scenario, &runs, &StabilitySettings::default())?.remove(0);
+    let total = scenario.replications();
+    let looks = LOOKS
+        .into_iter()
+        .filter(|&look| !every_run && look < total)
+        .chain([total]);
+    let mut runs = Vec::with_capacity(total as usize);
+    for look in looks {
+        let next: Vec<u32> = (runs.len() as u32..look).collect();
+        for replication in sweep::run_some_replications(&scenario, &next)? {
+            runs.extend(replication);
+        }
+        if look < total && decided(&scenario, shards, &runs, targets) {
+            break;
+        }
+    }
+    let row = summarize_each(&scenario, &[runs], &StabilitySettings::default())?.remove(0);
     Ok(Evaluation {
         meets: row.meets(targets),
         theory: exact_theory(peak, shards),
         row,
     })
+}
+
+/// Whether a shard count's first replications `runs` already decide whether its waits meet
+/// `targets`, each targeted percentile's [`LOOK_CONFIDENCE`] interval over the replications
+/// lying wholly on one side of its target: above one, it fails whatever the rest; below all,
+/// with every run unsaturated and drained to well under a second of its ceiling's work, it
+/// meets them as far as waits go (the stability probes still judge it after). A target of
+/// `max_utilization` alone is decided before any run, so the waits decide nothing then.
+fn decided(
+    scenario: &Scenario,
+    shards: u32,
+    runs: &[crate::model::ShardRun],
+    targets: &Slo,
+) -> bool {
+    let summaries: Vec<WaitSummary> = runs.iter().map(|run| run.waits.summary()).collect();
+    let values = |percentile: fn(&WaitSummary) -> u64| -> Vec<f64> {
+        summaries.iter().map(|w| percentile(w) as f64).collect()
+    };
+    let targeted = [
+        targets.p99_ns.map(|target| (target, values(|w| w.p99_ns))),
+        targets
+            .p999_ns
+            .map(|target| (target, values(|w| w.p999_ns))),
+    ];
+    // Each targeted percentile's interval (low, high) beside its target.
+    let sides: Vec<(f64, f64, f64)> = targeted
+        .into_iter()
+        .flatten()
+        .filter_map(|(target, values)| {
+            let (mean, half_width) = mean_and_half_width_at(&values, LOOK_CONFIDENCE);
+            let half_width = half_width?;
+            Some((mean - half_width, mean + half_width, target as f64))
+        })
+        .collect();
+    if sides.is_empty() {
+        return false;
+    }
+    if sides.iter().any(|&(low, _, target)| low > target) {
+        return true;
+    }
+    let drained_below =
+        crate::figures::static_ceiling_per_s(scenario, shards) * crate::figures::UNDRAINED_S / 2.0;
+    sides.iter().all(|&(_, high, target)| high < target)
+        && runs
+            .iter()
+            .all(|run| run.saturated_at.is_none() && (run.backlog_final as f64) < drained_below)
 }
 
 /// The exact theory's waits for `shards` rows at the peak, where the model has one:

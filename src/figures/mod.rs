@@ -25,8 +25,8 @@ pub mod verdict;
 pub use burst::BurstMetrics;
 pub use extended::ExtendedSummary;
 pub use summary::{
-    ClosedSummary, MachineSummary, StallSummary, SummaryRow, static_ceiling_per_s, summarize,
-    summarize_each,
+    ClosedSummary, MachineSummary, StallSummary, SummaryRow, lowest_peak_utilization,
+    static_ceiling_per_s, summarize, summarize_each,
 };
 pub use verdict::{
     NEAR_CEILING, PolicyRows, Recommendation, TAIL_HOLDS, UNDRAINED_S, Verdict, by_policy,

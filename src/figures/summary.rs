@@ -259,6 +259,13 @@ pub fn static_ceiling_per_s(scenario: &Scenario, rows: u32) -> f64 {
     ceiling_of_rows(scenario, rows, scenario.saturated_row_hold_ns() / 1e9)
 }
 
+/// A shard count's peak utilization as far as it is known before its run: the scenario's
+/// peak over the shard count's ceiling, as `summary.csv` computes it without retries (which
+/// only multiply the peak by the attempts per like, at least 1).
+pub fn lowest_peak_utilization(scenario: &Scenario, shards: u32) -> f64 {
+    scenario.peak_offered_per_s() / static_ceiling_per_s(scenario, shards)
+}
+
 /// The busiest key's ceiling with `rows` rows a key each held `saturated_hold_s` at its
 /// ceiling, or its share of what the machine takes, whichever is less.
 fn ceiling_of_rows(scenario: &Scenario, rows: u32, saturated_hold_s: f64) -> f64 {
@@ -419,6 +426,11 @@ impl SummaryRow {
     /// Peak offered ÷ ceiling.
     pub fn peak_utilization(&self) -> f64 {
         self.peak_offered_per_s / self.ceiling_per_s
+    }
+
+    /// Replications behind the figures.
+    pub fn replications(&self) -> u32 {
+        self.replications
     }
 
     /// The row's name in tables: its shard count, or `adaptive`.

@@ -511,7 +511,28 @@ fn write_evidence(out: &mut String, plan: &Plan) {
     for evaluation in &shown {
         write_evaluation(out, evaluation, exact);
     }
+    write_stopped_early(out, plan, &shown);
     write_unsimulated(out, plan);
+}
+
+/// The shown counts whose first replications already decided them, so the rest were not run.
+fn write_stopped_early(out: &mut String, plan: &Plan, shown: &[&Evaluation]) {
+    let stopped: Vec<String> = shown
+        .iter()
+        .filter(|e| e.row.replications < plan.settings.replications)
+        .map(|e| format!("{} shards after {}", e.row.shards(), e.row.replications))
+        .collect();
+    if stopped.is_empty() {
+        return;
+    }
+    let text = format!(
+        "stopped early: {} of {} replications (their 99.9% interval already clear of the \
+         target; --every-run runs all)",
+        stopped.join(", "),
+        plan.settings.replications
+    );
+    *out += &units::wrap(&text, 100);
+    out.push('\n');
 }
 
 /// The shard counts the search ruled out by their peak utilization without a run.

@@ -14,6 +14,12 @@ pub fn mean_by<T>(items: &[T], value: impl Fn(&T) -> f64) -> f64 {
 
 /// A sample's mean and the half-width of its 95% confidence interval (`None` for one value).
 pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
+    mean_and_half_width_at(values, 0.95)
+}
+
+/// A sample's mean and the half-width of its two-sided confidence interval at `confidence`
+/// (Student's t; `None` for one value).
+pub fn mean_and_half_width_at(values: &[f64], confidence: f64) -> (f64, Option<f64>) {
     let n = values.len() as f64;
     let mean = mean_by(values, |&v| v);
     if values.len() < 2 {
@@ -22,7 +28,7 @@ pub fn mean_and_half_width(values: &[f64]) -> (f64, Option<f64>) {
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
     let t = StudentsT::new(0.0, 1.0, n - 1.0)
         .expect("at least one degree of freedom")
-        .inverse_cdf(0.975);
+        .inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
     (mean, Some(t * (variance / n).sqrt()))
 }
 

@@ -55,9 +55,9 @@ fn plan_for_the_final_shows_n_minus_one_failing_and_n_passing() {
     }
 }
 
-/// The counts a plan judges by their peak utilization alone change nothing: `--every-run`
-/// simulates them, and they fail the target there too, with the same answer; the count below
-/// the answer is simulated either way, as the evidence.
+/// The counts a plan judges by their peak utilization alone, and the replications it stops
+/// once the first ones decide, change nothing: `--every-run` simulates them all, with the same
+/// verdicts and answer; the count below the answer is simulated either way, as the evidence.
 #[test]
 fn counts_ruled_out_unsimulated_fail_when_simulated_with_the_same_answer() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,7 +72,7 @@ fn counts_ruled_out_unsimulated_fail_when_simulated_with_the_same_answer() {
         max_shards: 64,
         duration_s: 5.0,
         warmup_s: 1.0,
-        replications: 3,
+        replications: 8,
     };
     let shortcut = plan::plan(&base, targets, settings).unwrap();
     let every = plan::plan(
@@ -107,13 +107,20 @@ fn counts_ruled_out_unsimulated_fail_when_simulated_with_the_same_answer() {
         !shortcut.evaluations[&9].meets,
         "the evidence below the answer"
     );
-    // Whatever both simulated is the same, byte for byte.
+    // Whatever both simulated is judged the same; a count the shortcut simulated to the end
+    // is the same, byte for byte, and one it stopped early is the start of the same runs.
+    let mut stopped = 0;
     for (shards, evaluation) in &shortcut.evaluations {
-        assert_eq!(
-            format!("{:?}", evaluation.row),
-            format!("{:?}", every.evaluations[shards].row)
-        );
+        let full = &every.evaluations[shards];
+        assert_eq!(evaluation.meets, full.meets, "{shards} shards");
+        if evaluation.row.replications() == full.row.replications() {
+            assert_eq!(format!("{:?}", evaluation.row), format!("{:?}", full.row));
+        } else {
+            stopped += 1;
+            assert!(evaluation.row.replications() < full.row.replications());
+        }
     }
+    assert!(stopped > 0, "some count's first replications decide it");
 }
 
 fn small_scenario(dir: &Path, policy: &str, hold: &str, rate: f64) -> shardsim::scenario::Scenario {
