@@ -1,5 +1,5 @@
-//! Any bytes as a trace file: the scan before a run ends in a trace or a one-line error
-//! naming the line.
+//! Any bytes as a trace file (plain or compressed, times in any format it detects): the scan
+//! before a run ends in a trace or a one-line error naming the line.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
         1_000_000_000,
         None,
         shardsim::arrivals::Traffic::AS_RECORDED,
+        &trace::TraceTime::default(),
     ) {
         Ok(info) => assert!(info.arrivals > 0),
         Err(err) => {

@@ -13,6 +13,7 @@ mod clock;
 mod neighbours;
 mod reads;
 pub mod synthetic;
+pub mod timestamps;
 pub mod trace;
 
 use crate::error::InputError;

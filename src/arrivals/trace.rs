@@ -1,20 +1,25 @@
-//! Trace replay. A trace is a CSV file with a header: `t_ms` (required; non-decreasing
-//! milliseconds, fractions allowed), `key` and `user` (optional); other columns are ignored.
+//! Trace replay. A trace is a CSV file (plain, gzip or zstd) with a header: a time column
+//! (`t_ms`, milliseconds from the start, or a wall-clock time in one of the
+//! [`TimeFormat`]s: the first line is then time 0), `key` and `user` (optional); other
+//! columns are ignored. Lines are in time order, or out of it by at most a reorder window,
+//! within which a heap puts them back in order.
 //! [`scan`] reads it once before the run to validate every line and learn its keys and end;
 //! [`TraceReplay`] then streams it in chunks, so a trace is never loaded whole. A what-if
 //! [`Traffic`] speeds its clock up (`speed`) and thins or copies its lines (`scale`); copies
 //! arrive a little after their original (`jitter`) and wait in a small heap until no later
 //! line can come before them, so the stream stays in time order.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use csv::{ByteRecord, Reader, ReaderBuilder, Trim};
 use rand::{Rng, RngExt};
 
+use super::timestamps::{self, TimeFormat};
 use super::{DrawNeeds, SimRng, Stream, StreamPlan, Traffic, stream_rng};
 use crate::error::InputError;
 use crate::model::{Arrival, HoldDist, NO_USER, SimTime};
@@ -86,9 +91,65 @@ pub struct TraceInfo {
     pub(crate) hot_key_share: f64,
     /// The busiest key (the first of equals).
     pub(crate) hot_key: u32,
+    /// How its times were read: the column, the format (detected or named) and the reorder
+    /// window; replays read it so.
+    pub(crate) time: Box<TraceTime>,
 }
 
+/// How a trace's times are read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceTime {
+    /// The time column's name (`None`: the first of `t_ms`, `timestamp`, `time`, `ts`).
+    pub column: Option<String>,
+    /// Its format (`None`: detected from the first line).
+    pub format: Option<TimeFormat>,
+    /// How the format was told, when it was detected.
+    pub detected_by: Option<String>,
+    /// How far back in time a line may be behind the latest before it, ns (0: never).
+    pub reorder_window: SimTime,
+    /// The wall-clock time of the replay's start (its earliest line), ns since 1970, for a
+    /// trace of wall-clock times once scanned.
+    pub start_ns: Option<i64>,
+}
+
+impl TraceTime {
+    /// What the run says of it, when it is not today's `t_ms` from 0 in order: the column
+    /// and format, how the format was told, the wall clock of the start and the window.
+    pub fn describe(&self) -> Option<String> {
+        let column = self.column.as_deref().unwrap_or("t_ms");
+        let format = self.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
+        if column == "t_ms" && format.is_offset() && self.reorder_window == 0 {
+            return None;
+        }
+        let mut text = format!("the trace's times are column {column} read as {format}");
+        if let Some(how) = &self.detected_by {
+            text += &format!(" (detected from {how})");
+        }
+        let start = self
+            .start_ns
+            .and_then(|ns| jiff::Timestamp::from_nanosecond(i128::from(ns)).ok());
+        if let Some(start) = start {
+            text += &format!("; time 0 is its earliest line, {start}");
+        }
+        if self.reorder_window > 0 {
+            text += &format!(
+                "; lines up to {} s out of order are replayed in order",
+                self.reorder_window as f64 / 1e9
+            );
+        }
+        Some(text)
+    }
+}
+
+/// The time columns a trace is searched for, in order, when the scenario names none.
+const TIME_COLUMNS: [&str; 4] = ["t_ms", "timestamp", "time", "ts"];
+
 impl TraceInfo {
+    /// How its times were read.
+    pub fn time(&self) -> &TraceTime {
+        &self.time
+    }
+
     /// The arrivals its replay offers, expected: the lines × the traffic scale.
     pub fn expected_arrivals(&self) -> u64 {
         (self.arrivals as f64 * self.traffic.scale).round() as u64
@@ -107,8 +168,9 @@ pub fn scan(
     window: SimTime,
     horizon: Option<SimTime>,
     traffic: Traffic,
+    time: &TraceTime,
 ) -> Result<TraceInfo, InputError> {
-    let mut rows = TraceRows::open(path, traffic)?;
+    let mut rows = TraceRows::open(path, traffic, time)?;
     let mut keys = KeyDict::default();
     let mut per_key: Vec<u64> = Vec::new();
     let (mut arrivals, mut last_at) = (0u64, 0);
@@ -119,7 +181,7 @@ pub fn scan(
                 path,
                 row.line,
                 format!(
-                    "t_ms {} (as replayed{}) is not before duration_s ({} ms); raise duration_s or leave it out",
+                    "its time {} ms (from the start, as replayed{}) is not before duration_s ({} ms); raise duration_s or leave it out",
                     crate::time::fmt_ms(row.at),
                     if traffic.reach() > 0 {
                         ", plus arrivals.jitter_ms for its copies"
@@ -130,7 +192,7 @@ pub fn scan(
                 ),
             ));
         }
-        let name = std::str::from_utf8(row.key)
+        let name = std::str::from_utf8(&row.key)
             .map_err(|_| InputError::trace(path, row.line, "key is not valid UTF-8"))?;
         if keys.id(name).is_none() && keys.len() >= MAX_TRACE_KEYS {
             return Err(InputError::trace(
@@ -174,13 +236,14 @@ pub fn scan(
             .enumerate()
             .max_by_key(|&(id, &count)| (count, std::cmp::Reverse(id)))
             .map_or(0, |(id, _)| id as u32),
+        time: Box::new(rows.resolved_time()),
     })
 }
 
 /// Streams a scanned trace as arrivals, drawing hold times (and slot bits) as it goes.
 #[derive(Debug)]
 pub struct TraceReplay<'a> {
-    rows: TraceRows,
+    rows: Box<TraceRows>,
     info: &'a TraceInfo,
     hold: HoldDist,
     needs: DrawNeeds,
@@ -204,7 +267,7 @@ impl<'a> TraceReplay<'a> {
     /// from `seed`.
     pub fn open(info: &'a TraceInfo, plan: &StreamPlan<'_>, seed: u64) -> Result<Self, InputError> {
         Ok(TraceReplay {
-            rows: TraceRows::open(&info.path, info.traffic)?,
+            rows: Box::new(TraceRows::open(&info.path, info.traffic, &info.time)?),
             info,
             hold: plan.hold.clone(),
             needs: plan.needs,
@@ -238,13 +301,14 @@ impl<'a> TraceReplay<'a> {
             self.floor = SimTime::MAX;
             return Ok(());
         };
-        let key = std::str::from_utf8(row.key)
+        let key = std::str::from_utf8(&row.key)
             .ok()
             .and_then(|name| self.info.keys.id(name));
+        let line = row.line;
         let Some(key) = key else {
             return Err(InputError::trace(
                 &self.info.path,
-                row.line,
+                line,
                 "the trace changed since it was checked",
             ));
         };
@@ -305,7 +369,7 @@ fn copy_user(user: u64, copy: u64) -> u64 {
 /// Where the known columns are.
 #[derive(Debug, Clone, Copy)]
 struct Columns {
-    t_ms: usize,
+    time: usize,
     key: Option<usize>,
     user: Option<usize>,
 }
@@ -314,21 +378,66 @@ struct Columns {
 struct Row<'r> {
     line: u64,
     at: SimTime,
-    key: &'r [u8],
+    key: Cow<'r, [u8]>,
     user: Option<u64>,
 }
 
-/// The trace's lines, parsed and checked one at a time.
+/// A line read but held back by the reorder window: (time as written, line, key, user).
+type Held = (i64, u64, Box<[u8]>, Option<u64>);
+
+/// The trace file's bytes, decompressed when it is compressed.
+struct TraceBytes(Box<dyn Read + Send>);
+
+impl std::fmt::Debug for TraceBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceBytes")
+    }
+}
+
+impl Read for TraceBytes {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+/// The trace's lines, parsed and checked one at a time, in time order.
 #[derive(Debug)]
 struct TraceRows {
     path: PathBuf,
-    reader: Reader<LineGuard<BufReader<File>>>,
+    reader: Reader<LineGuard<BufReader<TraceBytes>>>,
     columns: Columns,
+    time: TraceTime,
+    /// The time column's name.
+    column: String,
     record: ByteRecord,
     line: u64,
-    /// The previous line's time as written (before the speed-up).
-    previous_at: SimTime,
+    /// The latest time read so far as written, and its line.
+    latest: Option<(i64, u64)>,
+    /// Lines within the reorder window of the latest, earliest first.
+    held: BinaryHeap<Reverse<Held>>,
+    /// Whether the file is read to its end.
+    ended: bool,
+    /// The time the replay starts from: 0 for times from the start, else the first line's.
+    origin: Option<i64>,
     traffic: Traffic,
+}
+
+/// The trace file's bytes: decompressed as they are read when its first bytes are gzip's or
+/// zstd's magic numbers, else as they are.
+fn open_decompressed(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
+    const GZIP: [u8; 2] = [0x1f, 0x8b];
+    const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+    let cannot = |err: io::Error| InputError::file(path, format!("cannot read the trace: {err}"));
+    let file = File::open(path).map_err(cannot)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let head = reader.fill_buf().map_err(cannot)?;
+    Ok(if head.starts_with(&GZIP) {
+        Box::new(flate2::bufread::MultiGzDecoder::new(reader))
+    } else if head.starts_with(&ZSTD) {
+        Box::new(zstd::stream::read::Decoder::with_buffer(reader).map_err(cannot)?)
+    } else {
+        Box::new(reader)
+    })
 }
 
 /// A reader that fails on a line longer than [`MAX_LINE_BYTES`], so the CSV parser never
@@ -421,46 +530,126 @@ impl<R: Read> Read for LineGuard<R> {
 }
 
 impl TraceRows {
-    fn open(path: &Path, traffic: Traffic) -> Result<Self, InputError> {
+    fn open(path: &Path, traffic: Traffic, time: &TraceTime) -> Result<Self, InputError> {
         // Checked before opening: opening a FIFO would wait for a writer.
         crate::input::check_regular(path, "the trace")?;
-        let file = File::open(path)
-            .map_err(|err| InputError::file(path, format!("cannot read the trace: {err}")))?;
+        let bytes = open_decompressed(path)?;
         let mut reader = ReaderBuilder::new()
             .trim(Trim::All)
-            .from_reader(LineGuard::new(BufReader::with_capacity(1 << 16, file)));
+            .from_reader(LineGuard::new(BufReader::with_capacity(
+                1 << 16,
+                TraceBytes(bytes),
+            )));
         let header = reader
             .byte_headers()
             .map_err(|err| csv_error(path, 1, &err))?
             .clone();
         let find = |name: &str| header.iter().position(|field| field == name.as_bytes());
-        let Some(t_ms) = find("t_ms") else {
-            return Err(InputError::trace(
-                path,
-                1,
-                "the header has no t_ms column: a trace needs t_ms (arrival time in ms) and may have key and user",
-            ));
+        let column = match &time.column {
+            Some(name) => find(name).map(|i| (i, name.clone())).ok_or_else(|| {
+                InputError::trace(
+                    path,
+                    1,
+                    format!("the header has no column {name:?} (arrivals.time_column)"),
+                )
+            })?,
+            None => TIME_COLUMNS
+                .iter()
+                .find_map(|name| find(name).map(|i| (i, (*name).to_owned())))
+                .ok_or_else(|| {
+                    InputError::trace(
+                        path,
+                        1,
+                        "the header has no time column: call it t_ms (ms from the start), timestamp, time or ts, or name it in arrivals.time_column; a trace may also have key and user",
+                    )
+                })?,
         };
         Ok(TraceRows {
             path: path.to_path_buf(),
             reader,
             columns: Columns {
-                t_ms,
+                time: column.0,
                 key: find("key"),
                 user: find("user"),
             },
+            time: time.clone(),
+            column: column.1,
             record: ByteRecord::new(),
             line: 1,
-            previous_at: 0,
+            latest: None,
+            held: BinaryHeap::new(),
+            ended: false,
+            origin: None,
             traffic,
         })
+    }
+
+    /// How its times were read, once the first line has told its format.
+    fn resolved_time(&self) -> TraceTime {
+        TraceTime {
+            column: Some(self.column.clone()),
+            start_ns: self.origin,
+            ..self.time.clone()
+        }
     }
 
     fn error(&self, message: String) -> InputError {
         InputError::trace(&self.path, self.line, message)
     }
 
+    /// The next line in time order: at once without a reorder window, else once no line
+    /// still to come may be earlier.
     fn next_row(&mut self) -> Result<Option<Row<'_>>, InputError> {
+        let window = i64::try_from(self.time.reorder_window).unwrap_or(i64::MAX);
+        if window == 0 {
+            let Some(written) = self.read_line()? else {
+                return Ok(None);
+            };
+            let at = self.since_start(written);
+            let (key, user) = self.key_and_user()?;
+            return Ok(Some(Row {
+                line: self.line,
+                at,
+                key: Cow::Borrowed(key),
+                user,
+            }));
+        }
+        loop {
+            let due = self.held.peek().is_some_and(|Reverse(held)| {
+                self.ended
+                    || self
+                        .latest
+                        .is_some_and(|(latest, _)| held.0 <= latest.saturating_sub(window))
+            });
+            if due {
+                let Some(Reverse((written, line, key, user))) = self.held.pop() else {
+                    unreachable!("a held line was just seen");
+                };
+                let at = self.since_start(written);
+                return Ok(Some(Row {
+                    line,
+                    at,
+                    key: Cow::Owned(key.into_vec()),
+                    user,
+                }));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            match self.read_line()? {
+                None => self.ended = true,
+                Some(written) => {
+                    let (key, user) = self.key_and_user()?;
+                    let key: Box<[u8]> = key.into();
+                    self.held.push(Reverse((written, self.line, key, user)));
+                }
+            }
+        }
+    }
+
+    /// Reads the next line and its time as written, checked against the latest before it;
+    /// `None` at the end.
+    fn read_line(&mut self) -> Result<Option<i64>, InputError> {
         let more = self
             .reader
             .read_byte_record(&mut self.record)
@@ -469,22 +658,92 @@ impl TraceRows {
             return Ok(None);
         }
         self.line = self.record.position().map_or(self.line + 1, |p| p.line());
-        let field = |i: usize| self.record.get(i).unwrap_or_default();
-        let t_field = field(self.columns.t_ms);
-        let at = parse_ms(t_field).ok_or_else(|| {
-            self.error(format!(
-                "t_ms {:?} is not a time: use milliseconds ≥ 0 like 12 or 12.5",
-                String::from_utf8_lossy(t_field)
-            ))
-        })?;
-        if at < self.previous_at {
-            return Err(self.error(format!(
-                "t_ms {} is before the previous line's {}: t_ms must not decrease",
-                String::from_utf8_lossy(t_field),
-                crate::time::fmt_ms(self.previous_at)
-            )));
+        let text = self.record.get(self.columns.time).unwrap_or_default();
+        if self.time.format.is_none() {
+            let (format, how) = timestamps::detect(&self.column, text).map_err(|why| {
+                InputError::trace(&self.path, self.line, format!("{}: {why}", self.column))
+            })?;
+            self.time.detected_by = Some(format!("{how} on line {}", self.line));
+            self.time.format = Some(format);
         }
-        self.previous_at = at;
+        let format = self.time.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
+        let Some(written) = format.parse(text) else {
+            return Err(self.unreadable_time());
+        };
+        self.check_order(written)?;
+        Ok(Some(written))
+    }
+
+    /// The current line's time as written, for messages.
+    fn time_text(&self) -> String {
+        String::from_utf8_lossy(self.record.get(self.columns.time).unwrap_or_default()).into_owned()
+    }
+
+    /// The error for a time its column's format does not read.
+    fn unreadable_time(&self) -> InputError {
+        let shown = self.time_text();
+        let format = self.time.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
+        self.error(match (format, &self.time.detected_by) {
+            (TimeFormat::MsOffset, _) => format!(
+                "{} {shown:?} is not a time: use milliseconds ≥ 0 like 12 or 12.5",
+                self.column
+            ),
+            (_, Some(how)) => format!(
+                "{} {shown:?} is not {format} like the lines before it ({how}): a column holds one format",
+                self.column
+            ),
+            (_, None) => format!(
+                "{} {shown:?} is not {format} (arrivals.time_format)",
+                self.column
+            ),
+        })
+    }
+
+    /// Refuses a line further back than the reorder window behind the latest before it.
+    fn check_order(&mut self, written: i64) -> Result<(), InputError> {
+        let window = i64::try_from(self.time.reorder_window).unwrap_or(i64::MAX);
+        match self.latest {
+            Some((latest, line)) if written < latest.saturating_sub(window) => {
+                let behind =
+                    crate::time::fmt_ms(u64::try_from(latest - written).unwrap_or(u64::MAX));
+                Err(self.error(if window == 0 {
+                    format!(
+                        "{} {:?} is {behind} ms before line {line}'s: times must not decrease (set arrivals.reorder_window_s to replay lines out of order by up to that many seconds)",
+                        self.column,
+                        self.time_text()
+                    )
+                } else {
+                    format!(
+                        "{} {:?} is {behind} ms behind line {line}'s, more than arrivals.reorder_window_s ({} s): raise it, or sort the trace",
+                        self.column,
+                        self.time_text(),
+                        self.time.reorder_window as f64 / 1e9
+                    )
+                }))
+            }
+            Some((latest, _)) if written <= latest => Ok(()),
+            _ => {
+                self.latest = Some((written, self.line));
+                Ok(())
+            }
+        }
+    }
+
+    /// A time as written, from the replay's start, after the speed-up.
+    fn since_start(&mut self, written: i64) -> SimTime {
+        let offset = self.time.format.as_ref().is_some_and(TimeFormat::is_offset);
+        let origin = if offset {
+            0
+        } else {
+            *self.origin.get_or_insert(written)
+        };
+        self.traffic
+            .warp(u64::try_from(written.saturating_sub(origin)).unwrap_or(0))
+    }
+
+    /// The current line's key and user.
+    fn key_and_user(&self) -> Result<(&[u8], Option<u64>), InputError> {
+        let field = |i: usize| self.record.get(i).unwrap_or_default();
         let key = self.columns.key.map_or(&b""[..], field);
         let user = match self.columns.user {
             Some(i) => Some(parse_user(field(i)).ok_or_else(|| {
@@ -496,12 +755,7 @@ impl TraceRows {
             })?),
             None => None,
         };
-        Ok(Some(Row {
-            line: self.line,
-            at: self.traffic.warp(at),
-            key,
-            user,
-        }))
+        Ok((key, user))
     }
 }
 
@@ -518,7 +772,16 @@ fn csv_error(path: &Path, line: u64, err: &csv::Error) -> InputError {
         csv::ErrorKind::Io(io) => {
             match io.get_ref().and_then(|e| e.downcast_ref::<UnclosedQuote>()) {
                 Some(unclosed) => InputError::trace(path, unclosed.line, unclosed.to_string()),
-                None => InputError::file(path, format!("cannot read the trace: {io}")),
+                None => InputError::file(
+                    path,
+                    format!(
+                        "cannot read the trace {}: {io} (a truncated or corrupt archive, or a file that changed?)",
+                        match line.saturating_sub(1) {
+                            0 => "before its first line".to_owned(),
+                            read => format!("after line {read}"),
+                        }
+                    ),
+                ),
             }
         }
         _ => InputError::trace(path, line, format!("malformed CSV: {err}")),

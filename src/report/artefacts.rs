@@ -274,6 +274,12 @@ impl Artefact for ResolvedScenario {
             files.extend(copy);
             let trace = resolved.arrivals.get_or_insert_with(Default::default);
             trace.trace = Some(name);
+            // How its times were read, the detected format written out.
+            let time = info.time();
+            trace.time_column.clone_from(&time.column);
+            trace.time_format = time.format.as_ref().map(ToString::to_string);
+            trace.reorder_window_s =
+                (time.reorder_window > 0).then(|| time.reorder_window as f64 / 1e9);
         }
         let toml = toml::to_string(&resolved).context("cannot render scenario.toml")?;
         let mut header = format!(

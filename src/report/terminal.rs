@@ -144,6 +144,9 @@ pub fn render(scenario: &Scenario, rows: &[SummaryRow], colour: bool) -> String 
     if let Some(note) = calibration_note(scenario) {
         let _ = writeln!(out, "{}", wrap(&note, line_width()));
     }
+    if let Some(note) = trace_note(scenario) {
+        let _ = writeln!(out, "{}", wrap(&note, line_width()));
+    }
     let groups = by_policy(scenario, rows);
     for group in &groups {
         if groups.len() > 1 {
@@ -167,6 +170,14 @@ pub fn calibration_note(scenario: &Scenario) -> Option<String> {
             scenario.calibration_kept().join(", ")
         )
     })
+}
+
+/// How a trace's times were read, when not as plain `t_ms` in order.
+pub fn trace_note(scenario: &Scenario) -> Option<String> {
+    let crate::scenario::ArrivalPlan::Trace(info) = scenario.arrivals() else {
+        return None;
+    };
+    info.time().describe().map(|text| format!("note: {text}"))
 }
 
 /// " at traffic ×2" (and a trace's speed-up) when the what-if traffic changes the arrivals.

@@ -227,8 +227,16 @@ pub struct ArrivalsTable {
     pub(crate) rate_per_s: Option<f64>,
     /// Piecewise-constant Poisson rate: consecutive segments.
     pub(crate) profile: Option<Vec<ProfileSegment>>,
-    /// A CSV trace to replay exactly, relative to the scenario file.
+    /// A CSV trace to replay exactly, relative to the scenario file (plain, `.gz` or `.zst`).
     pub(crate) trace: Option<String>,
+    /// A trace's time column (default: the first of `t_ms`, `timestamp`, `time`, `ts`).
+    pub(crate) time_column: Option<String>,
+    /// How a trace writes its times: `auto` (default), `ms-offset`, `rfc3339`, `epoch-s`,
+    /// `epoch-ms`, `epoch-us`, `epoch-ns` or a strftime pattern with a zone.
+    pub(crate) time_format: Option<String>,
+    /// A trace's lines may be out of time order by up to this many seconds; they are replayed
+    /// in order. Default 0: each line's time must not be before the previous one's.
+    pub(crate) reorder_window_s: Option<f64>,
     /// A closed loop of this many clients, each sending its next update when its previous
     /// one commits plus a think time (what load tools and most apps do).
     pub(crate) clients: Option<u32>,

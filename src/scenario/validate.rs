@@ -15,6 +15,7 @@ use super::file::{
     UsersTable,
 };
 use super::{ArrivalPlan, KeyPlan, Overrides, RateSegment, Scenario, Slo};
+use crate::arrivals::timestamps::TimeFormat;
 use crate::arrivals::trace::{self, TraceInfo};
 use crate::error::{InputError, clip};
 use crate::model::adaptive::AdaptivePolicy;
@@ -667,6 +668,22 @@ fn recorded_arrivals(
             "think_ms and think_dist belong to a closed loop: set arrivals.clients too".into(),
         ));
     }
+    if table.trace.is_none() {
+        let trace_only = [
+            ("arrivals.time_column", table.time_column.is_some()),
+            ("arrivals.time_format", table.time_format.is_some()),
+            (
+                "arrivals.reorder_window_s",
+                table.reorder_window_s.is_some(),
+            ),
+        ];
+        if let Some((field, _)) = trace_only.iter().find(|(_, given)| *given) {
+            return Err(err(
+                field,
+                "reads a trace's times: set arrivals.trace too, or leave it out".into(),
+            ));
+        }
+    }
     if let Some(clients) = table.clients {
         let closed = resolve_closed_loop(clients, table).map_err(|(f, m)| err(&f, m))?;
         let duration = duration.ok_or_else(|| {
@@ -709,10 +726,45 @@ fn recorded_arrivals(
     }
     let trace_path = path.parent().unwrap_or(Path::new(".")).join(trace_name);
     let explicit_horizon = duration.map(s_f64_to_ns);
-    let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon, traffic)?;
+    let time = trace_time(table).map_err(|(f, m)| err(&f, m))?;
+    let info: TraceInfo = trace::scan(&trace_path, window, explicit_horizon, traffic, &time)?;
     let last = info.last_at + traffic.reach();
     let horizon = explicit_horizon.unwrap_or((last / window + 1) * window);
     Ok((ArrivalPlan::Trace(info), horizon))
+}
+
+/// The longest reorder window a trace may have, s (its lines wait in memory for that long).
+pub const MAX_REORDER_WINDOW_S: f64 = 3_600.0;
+
+/// How `[arrivals]` says its trace's times are read.
+fn trace_time(table: &ArrivalsTable) -> Result<trace::TraceTime, FieldError> {
+    let format = match table.time_format.as_deref() {
+        Some(name) => {
+            TimeFormat::from_name(name).map_err(|m| ("arrivals.time_format".into(), m))?
+        }
+        None => None,
+    };
+    let reorder_window_s = table
+        .reorder_window_s
+        .map(|s| number(s, Min::AtLeast(0.0), MAX_REORDER_WINDOW_S))
+        .transpose()
+        .map_err(|m| ("arrivals.reorder_window_s".into(), m))?
+        .unwrap_or(0.0);
+    if let Some(column) = &table.time_column
+        && column.trim().is_empty()
+    {
+        return Err((
+            "arrivals.time_column".into(),
+            "is empty: name the trace's time column".into(),
+        ));
+    }
+    Ok(trace::TraceTime {
+        column: table.time_column.clone(),
+        format,
+        detected_by: None,
+        reorder_window: s_f64_to_ns(reorder_window_s),
+        start_ns: None,
+    })
 }
 
 /// The most clients a closed loop may have.

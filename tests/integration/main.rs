@@ -30,5 +30,6 @@ mod scenarios;
 mod scheduler;
 mod slurm;
 mod stalls;
+mod trace_formats;
 mod traffic;
 mod validation;
