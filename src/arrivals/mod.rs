@@ -10,6 +10,7 @@
 //! leaves the others' draws unchanged.
 
 mod clock;
+pub mod counts;
 mod neighbours;
 mod reads;
 pub mod synthetic;

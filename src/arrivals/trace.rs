@@ -424,7 +424,7 @@ struct TraceRows {
 
 /// The trace file's bytes: decompressed as they are read when its first bytes are gzip's or
 /// zstd's magic numbers, else as they are.
-fn open_decompressed(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
+pub(crate) fn open_decompressed(path: &Path) -> Result<Box<dyn Read + Send>, InputError> {
     const GZIP: [u8; 2] = [0x1f, 0x8b];
     const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
     let cannot = |err: io::Error| InputError::file(path, format!("cannot read the trace: {err}"));

@@ -229,7 +229,17 @@ pub struct ArrivalsTable {
     pub(crate) profile: Option<Vec<ProfileSegment>>,
     /// A CSV trace to replay exactly, relative to the scenario file (plain, `.gz` or `.zst`).
     pub(crate) trace: Option<String>,
-    /// A trace's time column (default: the first of `t_ms`, `timestamp`, `time`, `ts`).
+    /// A dashboard's export replayed as a Poisson profile: a CSV of a time and a count (or a
+    /// rate) per interval, relative to the scenario file (plain, `.gz` or `.zst`).
+    pub(crate) counts: Option<String>,
+    /// A counts file's count column (default `count`).
+    pub(crate) count_column: Option<String>,
+    /// A counts file's rate column, per second (default `rate`, used without a count column).
+    pub(crate) rate_column: Option<String>,
+    /// The seconds each line of a counts file covers (default: the first two lines' spacing).
+    pub(crate) interval_s: Option<f64>,
+    /// A trace's or a counts file's time column (default: the first of `t_ms`, `timestamp`,
+    /// `time`, `ts`).
     pub(crate) time_column: Option<String>,
     /// How a trace writes its times: `auto` (default), `ms-offset`, `rfc3339`, `epoch-s`,
     /// `epoch-ms`, `epoch-us`, `epoch-ns` or a strftime pattern with a zone.

@@ -403,6 +403,33 @@ pub(super) fn resolved_file(mut file: ScenarioFile, scenario: &Scenario) -> Scen
             arrivals.jitter_ms = Some(crate::time::ns_to_ms(scenario.traffic.jitter));
         }
     }
+    if let Some(arrivals) = file.arrivals.as_mut()
+        && arrivals.counts.is_some()
+        && let ArrivalPlan::Poisson { segments } = &scenario.arrivals
+    {
+        // The counts file's intervals as the profile they replay: the folder repeats the run
+        // without the file.
+        let mut start = 0;
+        arrivals.profile = Some(
+            segments
+                .iter()
+                .map(|segment| {
+                    let seconds = (segment.end - start) as f64 / NS_PER_S as f64;
+                    start = segment.end;
+                    super::file::ProfileSegment {
+                        seconds,
+                        rate_per_s: segment.rate_per_s,
+                    }
+                })
+                .collect(),
+        );
+        arrivals.counts = None;
+        arrivals.count_column = None;
+        arrivals.rate_column = None;
+        arrivals.interval_s = None;
+        arrivals.time_column = None;
+        arrivals.time_format = None;
+    }
     file.window_s = Some(window_s);
     file.replications = Some(scenario.replications);
     file.warmup_s = Some(warmup_s);
@@ -651,12 +678,13 @@ fn recorded_arrivals(
         table.rate_per_s.is_some(),
         table.profile.is_some(),
         table.trace.is_some(),
+        table.counts.is_some(),
         table.clients.is_some(),
     ];
     if given.iter().filter(|&&g| g).count() != 1 {
         return Err(err(
             "arrivals",
-            "set exactly one of rate_per_s, profile, trace or clients".into(),
+            "set exactly one of rate_per_s, profile, trace, counts or clients".into(),
         ));
     }
     let duration = duration_s
@@ -668,21 +696,46 @@ fn recorded_arrivals(
             "think_ms and think_dist belong to a closed loop: set arrivals.clients too".into(),
         ));
     }
-    if table.trace.is_none() {
-        let trace_only = [
-            ("arrivals.time_column", table.time_column.is_some()),
-            ("arrivals.time_format", table.time_format.is_some()),
-            (
-                "arrivals.reorder_window_s",
-                table.reorder_window_s.is_some(),
-            ),
-        ];
-        if let Some((field, _)) = trace_only.iter().find(|(_, given)| *given) {
-            return Err(err(
-                field,
-                "reads a trace's times: set arrivals.trace too, or leave it out".into(),
-            ));
-        }
+    let (is_trace, is_counts) = (table.trace.is_some(), table.counts.is_some());
+    let file_only = [
+        (
+            "arrivals.time_column",
+            table.time_column.is_some(),
+            is_trace || is_counts,
+        ),
+        (
+            "arrivals.time_format",
+            table.time_format.is_some(),
+            is_trace || is_counts,
+        ),
+        (
+            "arrivals.reorder_window_s",
+            table.reorder_window_s.is_some(),
+            is_trace,
+        ),
+        (
+            "arrivals.count_column",
+            table.count_column.is_some(),
+            is_counts,
+        ),
+        (
+            "arrivals.rate_column",
+            table.rate_column.is_some(),
+            is_counts,
+        ),
+        ("arrivals.interval_s", table.interval_s.is_some(), is_counts),
+    ];
+    if let Some((field, _, _)) = file_only.iter().find(|(_, given, fits)| *given && !*fits) {
+        let owner = if field.ends_with("column") && !field.contains("time")
+            || field.ends_with("interval_s")
+        {
+            "a counts file's: set arrivals.counts too"
+        } else if field.ends_with("reorder_window_s") {
+            "a trace's: set arrivals.trace too"
+        } else {
+            "a trace's or a counts file's: set arrivals.trace or arrivals.counts too"
+        };
+        return Err(err(field, format!("is {owner}, or leave it out")));
     }
     if let Some(clients) = table.clients {
         let closed = resolve_closed_loop(clients, table).map_err(|(f, m)| err(&f, m))?;
@@ -716,6 +769,9 @@ fn recorded_arrivals(
     if let Some(profile) = &table.profile {
         return resolve_profile(path, profile, duration);
     }
+    if let Some(name) = &table.counts {
+        return resolve_counts(path, name, table, duration);
+    }
     let trace_name = table.trace.as_deref().unwrap_or_default();
     if trace_name.trim().is_empty() {
         return Err(InputError::scenario(
@@ -731,6 +787,52 @@ fn recorded_arrivals(
     let last = info.last_at + traffic.reach();
     let horizon = explicit_horizon.unwrap_or((last / window + 1) * window);
     Ok((ArrivalPlan::Trace(info), horizon))
+}
+
+/// A counts file's intervals as a profile (its rates checked line by line first).
+fn resolve_counts(
+    path: &Path,
+    name: &str,
+    table: &ArrivalsTable,
+    duration: Option<f64>,
+) -> Result<(ArrivalPlan, SimTime), InputError> {
+    let err = |field: &str, message: String| InputError::scenario(path, field, message);
+    if name.trim().is_empty() {
+        return Err(err(
+            "arrivals.counts",
+            "is empty: name a CSV file of a time and a count (or rate) per interval, relative to the scenario".into(),
+        ));
+    }
+    let interval = table
+        .interval_s
+        .map(|s| number(s, Min::Above(0.0), MAX_DURATION_S))
+        .transpose()
+        .map_err(|m| err("arrivals.interval_s", m))?
+        .map(s_f64_to_ns);
+    let spec = crate::arrivals::counts::CountsSpec {
+        time: trace_time(table).map_err(|(f, m)| err(&f, m))?,
+        count_column: table.count_column.clone(),
+        rate_column: table.rate_column.clone(),
+        interval,
+    };
+    let counts_path = path.parent().unwrap_or(Path::new(".")).join(name);
+    let counts = crate::arrivals::counts::read(&counts_path, &spec)?;
+    let seconds = counts.interval as f64 / 1e9;
+    let mut profile = Vec::with_capacity(counts.rates_per_s.len());
+    for (index, &rate) in counts.rates_per_s.iter().enumerate() {
+        check_rate(rate).map_err(|m| {
+            InputError::trace(
+                &counts_path,
+                index as u64 + 2,
+                format!("its rate per second {m}"),
+            )
+        })?;
+        profile.push(super::file::ProfileSegment {
+            seconds,
+            rate_per_s: rate,
+        });
+    }
+    resolve_profile(path, &profile, duration)
 }
 
 /// The longest reorder window a trace may have, s (its lines wait in memory for that long).

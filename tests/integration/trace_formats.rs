@@ -184,3 +184,77 @@ fn a_bad_trace_format_is_one_line_exit_2_and_nothing_written() {
         &["arrivals.reorder_window_s", "set arrivals.trace too"],
     );
 }
+
+/// The final's profile written as a dashboard's per-second export (wall-clock times, one count
+/// a second): the same night, offered as the same Poisson rates.
+fn final_counts_csv() -> String {
+    let rates = [2000, 2800, 3600, 4300, 5000, 4500, 3700, 3000, 2400, 2000];
+    let mut text = String::from("timestamp,count\n");
+    for (minute, rate) in rates.iter().enumerate() {
+        for second in 0..60 {
+            let at = 1_795_960_800 + minute * 60 + second; // 2026-11-29T14:00:00Z
+            text += &format!("{at}.000,{rate}\n");
+        }
+    }
+    text
+}
+
+#[test]
+fn a_counts_export_replays_as_the_profile_it_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("peak.csv"), final_counts_csv()).unwrap();
+    let text = "shards = [8]\n[hold]\nms = 1\n[arrivals]\ncounts = \"peak.csv\"\n";
+    let counts =
+        Scenario::parse(&dir.path().join("test.toml"), text, &Overrides::default()).unwrap();
+    let profile = Scenario::load(
+        &crate::common::repo("scenarios/final.toml"),
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(counts.duration_s(), 600.0);
+    assert_eq!(counts.peak_offered_per_s(), 5000.0);
+    assert_eq!(counts.expected_arrivals(), profile.expected_arrivals());
+    // Minutes of counts as rates per second, from a header naming the rate instead.
+    fs::write(
+        dir.path().join("minutes.csv"),
+        "time,rate\n2026-11-29T14:00:00Z,2000\n2026-11-29T14:01:00Z,5000\n",
+    )
+    .unwrap();
+    let text = "shards = [8]\n[hold]\nms = 1\n[arrivals]\ncounts = \"minutes.csv\"\n";
+    let minutes =
+        Scenario::parse(&dir.path().join("test.toml"), text, &Overrides::default()).unwrap();
+    assert_eq!(minutes.duration_s(), 120.0);
+    assert_eq!(minutes.expected_arrivals(), 420_000);
+}
+
+#[test]
+fn a_bad_counts_file_is_one_line_exit_2_and_nothing_written() {
+    let scenario = "shards = [2]\n[hold]\nms = 1\n[arrivals]\ncounts = \"peak.csv\"\n";
+    for (counts, words) in [
+        (
+            "ts,count\n1795960800,1\n1795960801,-2\n",
+            &["peak.csv: line 3", "≥ 0"][..],
+        ),
+        (
+            "ts,count\n1795960800,1\n1795960801,1\n1795960803,1\n",
+            &["peak.csv: line 4", "a gap of 1 intervals"],
+        ),
+        (
+            "ts,count\n1795960800,1\n1795960801,1\n1795960801,1\n",
+            &["peak.csv: line 4", "repeats the interval of line 3"],
+        ),
+        (
+            "ts,likes\n1795960800,1\n",
+            &["peak.csv: line 1", "arrivals.count_column"],
+        ),
+    ] {
+        let message = rejects(&[("test.toml", scenario), ("peak.csv", counts)], &[]);
+        assert_mentions(&message, words);
+    }
+    let stray = "shards = [2]\nduration_s = 1\n[hold]\nms = 1\n[arrivals]\nrate_per_s = 10\ninterval_s = 60\n";
+    let message = rejects(&[("test.toml", stray)], &[]);
+    assert_mentions(
+        &message,
+        &["arrivals.interval_s", "set arrivals.counts too"],
+    );
+}
