@@ -3,6 +3,7 @@
 //! units (nanoseconds, validated distributions, a scanned trace) — or a one-line
 //! [`InputError`] naming the file, the field and what is allowed.
 
+mod arrivals;
 mod behaviours;
 mod fields;
 pub mod file;
