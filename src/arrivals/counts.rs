@@ -7,8 +7,8 @@ use std::path::Path;
 
 use csv::{ByteRecord, ReaderBuilder, Trim};
 
-use super::timestamps::{self, TimeFormat};
-use super::trace::{TraceTime, open_decompressed};
+use super::timestamps::TimeFormat;
+use super::trace::{TIME_COLUMNS, TraceTime, open_decompressed};
 use crate::error::InputError;
 use crate::model::SimTime;
 
@@ -68,19 +68,7 @@ pub fn read(path: &Path, spec: &CountsSpec) -> Result<Counts, InputError> {
             .map_or(rows.len() as u64 + 2, |p| p.line());
         let at = |message: String| InputError::trace(path, line, message);
         let text = record.get(time_index).unwrap_or_default();
-        if time.format.is_none() {
-            let (format, how) = timestamps::detect(&time_column, text)
-                .map_err(|why| at(format!("{time_column}: {why}")))?;
-            time.detected_by = Some(format!("{how} on line {line}"));
-            time.format = Some(format);
-        }
-        let format = time.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
-        let written = format.parse(text).ok_or_else(|| {
-            at(format!(
-                "{time_column} {:?} is not {format}: a column holds one format",
-                String::from_utf8_lossy(text)
-            ))
-        })?;
+        let written = time.read(&time_column, text, line).map_err(at)?;
         let value_text = record.get(value_index).unwrap_or_default();
         let value = std::str::from_utf8(value_text)
             .ok()
@@ -199,7 +187,7 @@ fn time_column(
         Some(name) => find(name).map(|i| (i, name.clone())).ok_or_else(|| {
             InputError::trace(path, 1, format!("the header has no column {name:?} (arrivals.time_column)"))
         }),
-        None => ["t_ms", "timestamp", "time", "ts"]
+        None => TIME_COLUMNS
             .iter()
             .find_map(|name| find(name).map(|i| (i, (*name).to_owned())))
             .ok_or_else(|| {

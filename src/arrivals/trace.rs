@@ -141,8 +141,36 @@ impl TraceTime {
     }
 }
 
-/// The time columns a trace is searched for, in order, when the scenario names none.
-const TIME_COLUMNS: [&str; 4] = ["t_ms", "timestamp", "time", "ts"];
+impl TraceTime {
+    /// `text`, the time on `line` of the column `column`, in ns as written: read in the
+    /// format set, or in the one detected from it when none is set yet (then kept for the
+    /// lines after it). The error says why, without the file and line.
+    pub(crate) fn read(&mut self, column: &str, text: &[u8], line: u64) -> Result<i64, String> {
+        if self.format.is_none() {
+            let (format, how) =
+                timestamps::detect(column, text).map_err(|why| format!("{column}: {why}"))?;
+            self.detected_by = Some(format!("{how} on line {line}"));
+            self.format = Some(format);
+        }
+        let format = self.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
+        format.parse(text).ok_or_else(|| {
+            let shown = String::from_utf8_lossy(text);
+            match (format, &self.detected_by) {
+                (TimeFormat::MsOffset, _) => {
+                    format!("{column} {shown:?} is not a time: use milliseconds ≥ 0 like 12 or 12.5")
+                }
+                (_, Some(how)) => format!(
+                    "{column} {shown:?} is not {format} like the lines before it ({how}): a column holds one format"
+                ),
+                (_, None) => format!("{column} {shown:?} is not {format} (arrivals.time_format)"),
+            }
+        })
+    }
+}
+
+/// The time columns a trace or a counts file is searched for, in order, when the scenario
+/// names none.
+pub(crate) const TIME_COLUMNS: [&str; 4] = ["t_ms", "timestamp", "time", "ts"];
 
 impl TraceInfo {
     /// How its times were read.
@@ -659,17 +687,10 @@ impl TraceRows {
         }
         self.line = self.record.position().map_or(self.line + 1, |p| p.line());
         let text = self.record.get(self.columns.time).unwrap_or_default();
-        if self.time.format.is_none() {
-            let (format, how) = timestamps::detect(&self.column, text).map_err(|why| {
-                InputError::trace(&self.path, self.line, format!("{}: {why}", self.column))
-            })?;
-            self.time.detected_by = Some(format!("{how} on line {}", self.line));
-            self.time.format = Some(format);
-        }
-        let format = self.time.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
-        let Some(written) = format.parse(text) else {
-            return Err(self.unreadable_time());
-        };
+        let written = self
+            .time
+            .read(&self.column, text, self.line)
+            .map_err(|why| InputError::trace(&self.path, self.line, why))?;
         self.check_order(written)?;
         Ok(Some(written))
     }
@@ -677,26 +698,6 @@ impl TraceRows {
     /// The current line's time as written, for messages.
     fn time_text(&self) -> String {
         String::from_utf8_lossy(self.record.get(self.columns.time).unwrap_or_default()).into_owned()
-    }
-
-    /// The error for a time its column's format does not read.
-    fn unreadable_time(&self) -> InputError {
-        let shown = self.time_text();
-        let format = self.time.format.as_ref().unwrap_or(&TimeFormat::MsOffset);
-        self.error(match (format, &self.time.detected_by) {
-            (TimeFormat::MsOffset, _) => format!(
-                "{} {shown:?} is not a time: use milliseconds ≥ 0 like 12 or 12.5",
-                self.column
-            ),
-            (_, Some(how)) => format!(
-                "{} {shown:?} is not {format} like the lines before it ({how}): a column holds one format",
-                self.column
-            ),
-            (_, None) => format!(
-                "{} {shown:?} is not {format} (arrivals.time_format)",
-                self.column
-            ),
-        })
     }
 
     /// Refuses a line further back than the reorder window behind the latest before it.
