@@ -110,7 +110,7 @@ fn validation_refuses_what_a_closed_loop_does_not_do() {
         ),
         (
             format!("{base}clients = 4\nrate_per_s = 5\n"),
-            "set exactly one of rate_per_s, profile, trace or clients",
+            "set exactly one of rate_per_s, profile, trace, counts or clients",
         ),
         (
             format!("{base}clients = 4\n[batching]\nservers = 2\nflush_ms = 100\n"),
